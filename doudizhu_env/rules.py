@@ -1,0 +1,85 @@
+"""The rule configuration: a frozen, hashable :class:`Rules` and its presets.
+
+Every switchable decision of the rules page (``docs/rules.md``) is a field.
+Two presets exist:
+
+``standard`` (the default)
+    bidding, doubling, spring and reverse spring, distinct single kickers,
+    the two jokers allowed as the two single kickers of one combination.
+``douzero``
+    the rules of the DouZero papers and code: no bidding (landlord given or
+    drawn, base 1), no doubling, no spring, single kickers may repeat a rank.
+
+``Rules`` is hashable, so tables built from it (the action table) are cached
+per configuration.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Rules:
+    """A rule configuration. Build one with :meth:`Rules.preset` or directly."""
+
+    distinct_kickers: bool = True
+    """Single kickers of one combination have pairwise different ranks."""
+    rocket_as_kickers: bool = True
+    """Both jokers may be the single kickers of one combination (``7777+X+D``)."""
+    bidding: bool = True
+    """Seats bid 0-3 for the landlord; off: landlord given or drawn, base 1."""
+    doubling: bool = True
+    """Farmers may double after the hole cards are shown, the landlord redouble."""
+    spring: bool = True
+    """Spring and reverse spring double the stake."""
+    redeal_limit: int = 100
+    """An episode that redeals more than this many times (all seats passed) is truncated."""
+
+    def __post_init__(self):
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            if f.type in ("bool", bool) and not isinstance(value, bool):
+                raise TypeError(f"Rules.{f.name} must be a bool, got {value!r}")
+        if isinstance(self.redeal_limit, bool) or not isinstance(self.redeal_limit, int):
+            raise TypeError(f"Rules.redeal_limit must be an int, got {self.redeal_limit!r}")
+        if self.redeal_limit < 0:
+            raise ValueError(f"Rules.redeal_limit must be >= 0, got {self.redeal_limit}")
+
+    @staticmethod
+    def preset(name: str = "standard", **overrides) -> Rules:
+        """The named preset (``"standard"`` or ``"douzero"``), with optional field overrides."""
+        if name not in PRESETS:
+            raise ValueError(f"unknown rules preset {name!r}; expected one of {sorted(PRESETS)}")
+        known = {f.name for f in dataclasses.fields(Rules)}
+        unknown = sorted(set(overrides) - known)
+        if unknown:
+            raise ValueError(f"unknown Rules field(s) {unknown}; expected some of {sorted(known)}")
+        return dataclasses.replace(PRESETS[name], **overrides)
+
+    def to_dict(self) -> dict:
+        """Plain dict of the fields (for configs and checkpoints)."""
+        return dataclasses.asdict(self)
+
+    @staticmethod
+    def from_dict(data: dict) -> Rules:
+        """Inverse of :meth:`to_dict`; unknown keys raise ``ValueError``."""
+        return Rules.preset("standard", **data)
+
+
+PRESETS = {
+    "standard": Rules(),
+    "douzero": Rules(distinct_kickers=False, bidding=False, doubling=False, spring=False),
+}
+
+
+def resolve_rules(rules: Rules | str | None) -> Rules:
+    """Accept a :class:`Rules`, a preset name, or ``None`` (standard)."""
+    if rules is None:
+        return PRESETS["standard"]
+    if isinstance(rules, str):
+        return Rules.preset(rules)
+    if isinstance(rules, Rules):
+        return rules
+    raise TypeError(f"rules must be a Rules, a preset name or None, got {type(rules).__name__}")
