@@ -8,47 +8,32 @@ from __future__ import annotations
 
 import numpy as np
 
-from .actions import PASS, Action, CombType, action_table
+from .actions import NUM_SPECIAL, PASS, Action, CombType, action_table
 from .cards import parse_hand
 from .rules import Rules
 
 
-def fits_in_hand(counts: np.ndarray, hand: np.ndarray) -> np.ndarray:
-    """A combination can be played only with cards the hand holds: ``counts <= hand`` per rank.
+def holds(table, hands: np.ndarray, actions) -> np.ndarray:
+    """A combination can be played only with cards the hand holds: per rank, its count <= the hand's.
 
-    ``counts`` is ``(..., 15)``, ``hand`` broadcasts against it; returns a bool per combination.
+    ``hands`` is ``(..., 15)`` broadcasting against the actions' counts.
     """
-    return np.all(counts <= hand, axis=-1)
+    return np.all(table.counts[actions] <= hands, axis=-1)
 
 
-def beats(table, a: int, b: int) -> bool:
-    """Does combination ``a`` beat combination ``b`` on the table?
+def beats(table, actions, on_table) -> np.ndarray:
+    """Does each action beat the combination on the table?
 
-    The rocket beats everything; a bomb beats every non-bomb and a lower bomb;
-    otherwise the type and length (so the number of cards) must be equal and
-    ``a``'s body rank strictly higher. Kickers never matter.
+    Same type and same length (so the same number of cards) with a strictly
+    higher body rank; or a bomb on any non-bomb other than the rocket; or the
+    rocket, which nothing beats. Kickers never matter. Works elementwise.
     """
-    if a == table.rocket:
-        return b != table.rocket
-    if b == table.rocket:
-        return False
-    a_bomb = table.bomb_start <= a < table.bomb_end
-    b_bomb = table.bomb_start <= b < table.bomb_end
-    if a_bomb and not b_bomb:
-        return True
-    return table.beat_start[b] <= a < table.group_end[b]
-
-
-def beaters(table, b: int) -> np.ndarray:
-    """Bool mask over the table of every combination that beats ``b`` (see :func:`beats`)."""
-    mask = np.zeros(len(table), dtype=bool)
-    if b == table.rocket:
-        return mask
-    mask[table.beat_start[b] : table.group_end[b]] = True
-    if not table.bomb_start <= b < table.bomb_end:
-        mask[table.bomb_start : table.bomb_end] = True
-    mask[table.rocket] = True
-    return mask
+    actions, on_table = np.asarray(actions), np.asarray(on_table)
+    same_group = (actions >= table.beat_start[on_table]) & (actions < table.group_end[on_table])
+    is_bomb = (actions >= table.bomb_start) & (actions < table.bomb_end)
+    table_bomb = (on_table >= table.bomb_start) & (on_table < table.bomb_end)
+    bomb_on_plain = is_bomb & ~table_bomb & (on_table != table.rocket)
+    return same_group | bomb_on_plain | (actions == table.rocket)
 
 
 def _card_action(table, text: str) -> int:
@@ -65,11 +50,10 @@ def legal_moves(hand: str, last: str | None = None, rules: Rules | str | None = 
     combinations that beat ``last`` plus ``"pass"``. Names are in table order.
     """
     table = action_table(rules)
-    counts = parse_hand(hand)
-    ok = fits_in_hand(table.counts, counts)
-    ok[: table.groups[(CombType.SINGLE, 1)].start] = False
+    ids = np.arange(len(table))
+    ok = holds(table, parse_hand(hand), ids) & (ids >= NUM_SPECIAL)
     if last is not None:
-        ok &= beaters(table, _card_action(table, last))
+        ok &= beats(table, ids, _card_action(table, last))
         ok[PASS] = True
     return [table.names[i] for i in np.flatnonzero(ok)]
 

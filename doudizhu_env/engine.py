@@ -1,0 +1,600 @@
+"""The vectorized engine: B hands of Dou Dizhu stepped together with numpy.
+
+Pure functions over a frozen :class:`State` of arrays, batch axis first::
+
+    state = reset(seed, num_games=1024)              # or deals=[Deal(...), ...]
+    while not state.done.all():
+        actions = sample_legal(state, rng)           # or your policy over legal_action_mask(state)
+        state = step(state, actions)                 # state.rewards: (B, 3), nonzero when a hand ends
+    state.scores                                     # (B, 3) final points per seat
+
+A hand goes through the phases ``BIDDING -> DOUBLING -> PLAY -> OVER``
+(bidding and doubling are skipped when the rules turn them off). One call to
+:func:`step` makes one decision in every unfinished game: the seat
+``state.to_act`` picks an action id of :func:`~doudizhu_env.actions.action_table`.
+Games already over are left as they are; :func:`reset_done` (or
+``step(..., auto_reset=True)``) deals them a new hand, the first bidder moving
+one seat on.
+
+Randomness. Each game has its own 64-bit ``key``, drawn at :func:`reset` from
+the generator given; every shuffle (first deal, redeals after three passes,
+the hands after an auto-reset) is a pure function of ``(key, episode,
+redeals)``. So the same seed gives the same games, and a game's course never
+depends on the other games of its batch.
+
+Illegal actions raise :class:`IllegalActionError` naming the game, the action,
+the phase and the legal actions; the input state is never modified.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from .actions import (
+    BID0,
+    DOUBLE,
+    NUM_SPECIAL,
+    PASS,
+    CombType,
+    action_table,
+)
+from .cards import DECK_SIZE, HAND_SIZE, NUM_RANKS, card_rank, check_counts, format_hand, parse_hand
+from .legal import bits_to_ids, legal_tables, sample_bits, unpack_bits
+from .moves import beats, holds
+from .rules import Rules, resolve_rules
+
+BIDDING, DOUBLING, PLAY, OVER = 0, 1, 2, 3
+PHASE_NAMES = ("bidding", "doubling", "play", "over")
+NO_SPRING, SPRING, REVERSE_SPRING = 0, 1, 2
+#: Longest possible move history of one hand: 3 bids, 3 doublings, and at most
+#: 54 plays each followed by at most 2 passes.
+MAX_HISTORY = 3 + 3 + 54 * 3
+
+
+class IllegalActionError(ValueError):
+    """An action that is not legal in its game; the state was not changed."""
+
+
+@dataclass(frozen=True)
+class Deal:
+    """A scripted deal: three 17-card hands, the 3 hole cards, who bids first.
+
+    ``landlord`` is used only when the rules have no bidding (else drawn).
+    """
+
+    hands: tuple[str, str, str]
+    hole: str
+    first_bidder: int = 0
+    landlord: int | None = None
+
+    @staticmethod
+    def coerce(deal) -> Deal:
+        if isinstance(deal, Deal):
+            return deal
+        if isinstance(deal, dict):
+            unknown = set(deal) - {"hands", "hole", "first_bidder", "landlord"}
+            if unknown:
+                raise ValueError(f"unknown deal key(s) {sorted(unknown)}; expected hands, hole, "
+                                 "first_bidder, landlord")
+            return Deal(tuple(deal["hands"]), deal["hole"], deal.get("first_bidder", 0), deal.get("landlord"))
+        raise TypeError(f"a deal must be a Deal or a dict, got {type(deal).__name__}")
+
+
+@dataclass(frozen=True, eq=False)
+class State:
+    """B games of Dou Dizhu. Every field is an array with the batch axis first.
+
+    Seats are 0, 1, 2; -1 means "none yet". Card counts are per rank (15).
+    """
+
+    rules: Rules
+    key: np.ndarray  # (B,) uint64 per-game random key
+    episode: np.ndarray  # (B,) int32 hands dealt in this slot before this one
+    deal: np.ndarray  # (B, 54) int8 card ids as dealt: seat 0, 1, 2 (17 each), then the 3 hole cards
+    hands: np.ndarray  # (B, 3, 15) int8 cards in each seat's hand
+    hole: np.ndarray  # (B, 15) int8 the hole cards
+    phase: np.ndarray  # (B,) int8 BIDDING / DOUBLING / PLAY / OVER
+    to_act: np.ndarray  # (B,) int8 the seat whose decision it is
+    first_bidder: np.ndarray  # (B,) int8
+    bids: np.ndarray  # (B, 3) int8 each seat's bid (-1 not yet)
+    base: np.ndarray  # (B,) int8 highest bid so far (the base score once bidding is over)
+    landlord: np.ndarray  # (B,) int8 (-1 during bidding)
+    doubles: np.ndarray  # (B, 3) int8 1 doubled (landlord: redoubled), 0 declined, -1 not asked
+    table_action: np.ndarray  # (B,) int32 the combination to beat (-1: the seat to act leads)
+    table_seat: np.ndarray  # (B,) int8 who played it (-1 none)
+    passes: np.ndarray  # (B,) int8 consecutive passes
+    played: np.ndarray  # (B, 3, 15) int8 cards played by each seat
+    num_plays: np.ndarray  # (B, 3) int16 card plays (not passes) by each seat
+    bombs: np.ndarray  # (B,) int8 bombs played
+    rocket: np.ndarray  # (B,) bool the rocket was played
+    spring: np.ndarray  # (B,) int8 NO_SPRING / SPRING / REVERSE_SPRING
+    history: np.ndarray  # (B, MAX_HISTORY) int16 action ids of this hand in order (-1 padding)
+    history_seat: np.ndarray  # (B, MAX_HISTORY) int8 who made each of them
+    history_len: np.ndarray  # (B,) int16
+    redeals: np.ndarray  # (B,) int16 redeals in this episode
+    escaped: np.ndarray  # (B,) int8 the seat that abandoned the hand (-1 none)
+    done: np.ndarray  # (B,) bool the hand is over (finished, truncated or abandoned)
+    truncated: np.ndarray  # (B,) bool over because the redeal bound was passed
+    ended: np.ndarray  # (B,) bool the last step (or escape) ended the hand
+    rewards: np.ndarray  # (B, 3) float32 points won by each seat at the last step
+    scores: np.ndarray  # (B, 3) int32 final points of the hand (0 until it is over)
+
+    @property
+    def num_games(self) -> int:
+        return len(self.key)
+
+    @property
+    def multiplier(self) -> np.ndarray:
+        """2 ** (bombs + rocket + doublings + spring) so far, per game."""
+        return _multiplier(self.doubles, self.bombs, self.rocket, self.spring)
+
+    @property
+    def leading(self) -> np.ndarray:
+        """The seat to act may play any combination (no table to beat)."""
+        return self.table_action < 0
+
+    @property
+    def num_actions(self) -> int:
+        return len(action_table(self.rules))
+
+
+# ----------------------------------------------------------------------------
+# Shuffling: a pure function of (key, episode, redeals)
+# ----------------------------------------------------------------------------
+
+_M64 = np.uint64(0xFFFFFFFFFFFFFFFF)
+
+
+def _mix64(x: np.ndarray) -> np.ndarray:
+    """SplitMix64 finalizer: a bijective scramble of uint64 values."""
+    with np.errstate(over="ignore"):
+        x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        return x ^ (x >> np.uint64(31))
+
+
+def _stream(key, episode, redeals, n: int) -> np.ndarray:
+    """``(N, n)`` pseudo-random uint64 words of the given per-game counters."""
+    with np.errstate(over="ignore"):
+        seed = _mix64(key ^ _mix64(episode.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+                                   + redeals.astype(np.uint64) + np.uint64(1)))
+        ctr = np.arange(1, n + 1, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+        return _mix64(seed[:, None] + ctr[None, :])
+
+
+def _shuffled_deals(key, episode, redeals) -> np.ndarray:
+    """``(N, 54)`` card ids: a uniformly shuffled deck per game."""
+    return np.argsort(_stream(key, episode, redeals, DECK_SIZE), axis=1).astype(np.int8)
+
+
+def _draw_seat(key, episode, salt: int) -> np.ndarray:
+    """A seat 0..2 drawn from the game's key (first bidder, or landlord without bidding)."""
+    word = _stream(key, episode, np.full(len(key), -1 - salt, dtype=np.int64), 1)[:, 0]
+    return (word % np.uint64(3)).astype(np.int8)
+
+
+def _deal_counts(deal: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Hands ``(N, 3, 15)`` and hole ``(N, 15)`` of dealt card ids ``(N, 54)``."""
+    n = len(deal)
+    owner = np.repeat(np.arange(4), [HAND_SIZE] * 3 + [3])
+    cell = (np.arange(n)[:, None] * 4 + owner[None, :]) * NUM_RANKS + card_rank(deal.astype(np.int64))
+    counts = np.bincount(cell.ravel(), minlength=n * 4 * NUM_RANKS).astype(np.int8).reshape(n, 4, NUM_RANKS)
+    return counts[:, :3], counts[:, 3]
+
+
+def deal_from_cards(deal: Deal) -> np.ndarray:
+    """The 54 card ids of a scripted :class:`Deal` (suits given in order), validating it."""
+    parts = [*deal.hands, deal.hole]
+    if len(deal.hands) != 3:
+        raise ValueError(f"a deal needs 3 hands, got {len(deal.hands)}")
+    counts = [parse_hand(p) for p in parts]
+    sizes = [int(c.sum()) for c in counts]
+    if sizes != [HAND_SIZE] * 3 + [3]:
+        raise ValueError(f"a deal has hands of 17 cards and 3 hole cards, got sizes {sizes}")
+    total = np.sum(counts, axis=0)
+    check_counts(total, "the deal as a whole")
+    if not deal.first_bidder in (0, 1, 2):  # noqa: E713
+        raise ValueError(f"first_bidder must be 0, 1 or 2, got {deal.first_bidder!r}")
+    if deal.landlord not in (None, 0, 1, 2):
+        raise ValueError(f"landlord must be 0, 1, 2 or None, got {deal.landlord!r}")
+    next_suit = np.zeros(NUM_RANKS, dtype=np.int64)
+    ids = []
+    for c in counts:
+        for rank in np.repeat(np.arange(NUM_RANKS), c):
+            ids.append(52 + rank - 13 if rank >= 13 else 4 * rank + next_suit[rank])
+            next_suit[rank] += 1
+    return np.array(ids, dtype=np.int8)
+
+
+# ----------------------------------------------------------------------------
+# reset
+# ----------------------------------------------------------------------------
+
+
+def reset(
+    seed_or_rng: int | np.random.Generator | None,
+    num_games: int,
+    rules: Rules | str | None = None,
+    deals: Sequence[Deal | dict] | None = None,
+) -> State:
+    """``num_games`` new hands. ``deals`` (one per game) scripts the cards instead of shuffling."""
+    rules = resolve_rules(rules)
+    if isinstance(num_games, bool) or not isinstance(num_games, (int, np.integer)) or num_games < 1:
+        raise ValueError(f"num_games must be a positive int, got {num_games!r}")
+    rng = seed_or_rng if isinstance(seed_or_rng, np.random.Generator) else np.random.default_rng(seed_or_rng)
+    keys = rng.integers(0, 2**63 - 1, size=num_games, dtype=np.int64).astype(np.uint64)
+    episode = np.zeros(num_games, dtype=np.int32)
+    zeros = np.zeros(num_games, dtype=np.int16)
+    if deals is None:
+        cards = _shuffled_deals(keys, episode, zeros)
+        first = _draw_seat(keys, episode, 0)
+        landlord = _draw_seat(keys, episode, 1)
+    else:
+        deals = [Deal.coerce(d) for d in deals]
+        if len(deals) != num_games:
+            raise ValueError(f"got {len(deals)} deals for {num_games} games")
+        cards = np.stack([deal_from_cards(d) for d in deals])
+        first = np.array([d.first_bidder for d in deals], dtype=np.int8)
+        drawn = _draw_seat(keys, episode, 1)
+        landlord = np.array([drawn[i] if d.landlord is None else d.landlord for i, d in enumerate(deals)],
+                            dtype=np.int8)
+    return _new_hands(rules, keys, episode, zeros, cards, first, landlord)
+
+
+def _new_hands(rules, keys, episode, redeals, cards, first, landlord) -> State:
+    n = len(keys)
+    hands, hole = _deal_counts(cards)
+    s = dict(
+        rules=rules, key=keys, episode=episode, deal=cards, hands=hands, hole=hole,
+        phase=np.full(n, BIDDING, np.int8), to_act=first.copy(), first_bidder=first,
+        bids=np.full((n, 3), -1, np.int8), base=np.zeros(n, np.int8), landlord=np.full(n, -1, np.int8),
+        doubles=np.full((n, 3), -1, np.int8), table_action=np.full(n, -1, np.int32),
+        table_seat=np.full(n, -1, np.int8), passes=np.zeros(n, np.int8),
+        played=np.zeros((n, 3, NUM_RANKS), np.int8), num_plays=np.zeros((n, 3), np.int16),
+        bombs=np.zeros(n, np.int8), rocket=np.zeros(n, bool), spring=np.zeros(n, np.int8),
+        history=np.full((n, MAX_HISTORY), -1, np.int16), history_seat=np.full((n, MAX_HISTORY), -1, np.int8),
+        history_len=np.zeros(n, np.int16), redeals=redeals.astype(np.int16), escaped=np.full(n, -1, np.int8),
+        done=np.zeros(n, bool), truncated=np.zeros(n, bool), ended=np.zeros(n, bool),
+        rewards=np.zeros((n, 3), np.float32), scores=np.zeros((n, 3), np.int32),
+    )
+    if not rules.bidding:
+        everyone = np.arange(n)
+        s["base"][:] = 1
+        _make_landlord(s, everyone, landlord)
+    return State(**s)
+
+
+def _make_landlord(s: dict, idx: np.ndarray, seat: np.ndarray) -> None:
+    """Bidding is over: the hole cards join ``seat``'s hand; doubling (or play) starts."""
+    s["landlord"][idx] = seat
+    s["hands"][idx, seat] += s["hole"][idx]
+    if s["rules"].doubling:
+        s["phase"][idx] = DOUBLING
+        s["to_act"][idx] = (seat + 1) % 3
+    else:
+        s["phase"][idx] = PLAY
+        s["to_act"][idx] = seat
+
+
+# ----------------------------------------------------------------------------
+# legal actions
+# ----------------------------------------------------------------------------
+
+
+def legal_bits(state: State) -> np.ndarray:
+    """``(B, W)`` uint64 bitsets of each game's legal actions (see :mod:`doudizhu_env.legal`).
+
+    The one computation behind :func:`legal_action_mask`, :func:`legal_actions`
+    and :func:`sample_legal`.
+    """
+    lt = legal_tables(state.rules)
+    bits = np.zeros((state.num_games, lt.words), dtype=np.uint64)
+    bidding = np.flatnonzero(state.phase == BIDDING)
+    if len(bidding):
+        # bid0 always; bid v only above the highest bid so far
+        allowed = np.arange(4)[None, :] > state.base[bidding, None]
+        allowed[:, 0] = True
+        shifts = np.arange(BID0, BID0 + 4, dtype=np.uint64)
+        bits[bidding, 0] |= (allowed.astype(np.uint64) << shifts).sum(axis=1)
+    doubling = np.flatnonzero(state.phase == DOUBLING)
+    bits[doubling, 0] |= np.uint64((1 << DOUBLE) | (1 << (DOUBLE + 1)))
+    play = state.phase == PLAY
+    lead = np.flatnonzero(play & state.leading)
+    follow = np.flatnonzero(play & ~state.leading)
+    if len(lead):
+        bits[lead] = lt.fit_bits(state.hands[lead, state.to_act[lead]])
+    if len(follow):
+        bits[follow] = lt.follow_bits(state.hands[follow, state.to_act[follow]], state.table_action[follow])
+    return bits
+
+
+def is_legal(state: State, actions: np.ndarray) -> np.ndarray:
+    """``(B,)`` bool: is each game's action legal for its seat to act? (False for games over.)
+
+    Written directly from the rules, independently of the bitsets: the
+    tests check that both agree.
+    """
+    table = action_table(state.rules)
+    a = np.clip(actions, 0, len(table) - 1)
+    bid = a - BID0
+    ok_bid = (bid >= 0) & (bid <= 3) & ((bid == 0) | (bid > state.base))
+    ok_double = (a == DOUBLE) | (a == DOUBLE + 1)
+    hand = state.hands[np.arange(state.num_games), state.to_act]
+    ok_play = np.where(a == PASS, ~state.leading, (a >= NUM_SPECIAL) & holds(table, hand, a)
+                       & (state.leading | beats(table, a, state.table_action)))
+    ok = np.select([state.phase == BIDDING, state.phase == DOUBLING, state.phase == PLAY],
+                   [ok_bid, ok_double, ok_play], False)
+    return ok & (actions >= 0) & (actions < len(table))
+
+
+def legal_action_mask(state: State) -> np.ndarray:
+    """Dense ``(B, A)`` bool mask of the legal actions of the seat to act (all False when over)."""
+    return unpack_bits(legal_bits(state), state.num_actions)
+
+
+def legal_actions(state: State) -> tuple[np.ndarray, np.ndarray]:
+    """Sparse legal actions: ``ids[offsets[i]:offsets[i + 1]]`` are game ``i``'s, ascending."""
+    return bits_to_ids(legal_bits(state))
+
+
+def sample_legal(state: State, rng: np.random.Generator) -> np.ndarray:
+    """One legal action per game, uniformly at random (``PASS`` for games that are over)."""
+    actions = sample_bits(legal_bits(state), rng)
+    return np.where(actions < 0, PASS, actions)
+
+
+# ----------------------------------------------------------------------------
+# step
+# ----------------------------------------------------------------------------
+
+
+def step(state: State, actions, *, auto_reset: bool = False, check: bool = True) -> State:
+    """Make one decision in every unfinished game; returns the new state.
+
+    ``actions`` is ``(B,)`` action ids; entries of games already over are
+    ignored. ``state.rewards`` of the result holds the points of the hands
+    that ended at this step. With ``auto_reset``, those games are dealt a new
+    hand at once (:func:`reset_done`); ``ended`` tells which.
+    ``check=False`` skips the legality check (for trusted callers that sample
+    from the legal actions).
+    """
+    actions = np.asarray(actions)
+    if actions.shape != (state.num_games,) or not np.issubdtype(actions.dtype, np.integer):
+        raise ValueError(f"actions must be {state.num_games} integer ids, got {actions.dtype} "
+                         f"{actions.shape}")
+    actions = actions.astype(np.int64)
+    if check:
+        _check_legal(state, actions)
+    s = {f.name: _copy(getattr(state, f.name)) for f in dataclasses.fields(state)}
+    s["rewards"][:] = 0
+    s["ended"][:] = False
+    live = ~state.done
+    _record_history(s, np.flatnonzero(live), actions)
+    _step_bidding(s, np.flatnonzero(live & (state.phase == BIDDING)), actions)
+    _step_doubling(s, np.flatnonzero(live & (state.phase == DOUBLING)), actions)
+    _step_play(s, np.flatnonzero(live & (state.phase == PLAY)), actions)
+    new = State(**s)
+    return reset_done(new) if auto_reset else new
+
+
+def _copy(x):
+    return x.copy() if isinstance(x, np.ndarray) else x
+
+
+def _check_legal(state: State, actions: np.ndarray) -> None:
+    live = np.flatnonzero(~state.done)
+    if not len(live):
+        return
+    num = state.num_actions
+    bad_range = live[(actions[live] < 0) | (actions[live] >= num)]
+    if len(bad_range):
+        i = int(bad_range[0])
+        raise IllegalActionError(f"game {i}: action id {int(actions[i])} out of range 0..{num - 1}")
+    bad = live[~is_legal(state, actions)[live]]
+    if len(bad):
+        i = int(bad[0])
+        table = action_table(state.rules)
+        ids, _ = bits_to_ids(legal_bits(state)[i : i + 1])
+        legal = [table.names[j] for j in ids]
+        raise IllegalActionError(
+            f"game {i}: action {table.names[int(actions[i])]!r} (id {int(actions[i])}) is not legal in the "
+            f"{PHASE_NAMES[state.phase[i]]} phase for seat {int(state.to_act[i])} holding "
+            f"{format_hand(state.hands[i, state.to_act[i]])}; legal: {_shorten(legal)}"
+        )
+
+
+def _shorten(names: list[str], limit: int = 40) -> str:
+    shown = ", ".join(names[:limit])
+    return f"[{shown}{', ...' if len(names) > limit else ''}] ({len(names)} actions)"
+
+
+def _record_history(s: dict, idx: np.ndarray, actions: np.ndarray) -> None:
+    pos = s["history_len"][idx]
+    s["history"][idx, pos] = actions[idx]
+    s["history_seat"][idx, pos] = s["to_act"][idx]
+    s["history_len"][idx] += 1
+
+
+def _step_bidding(s: dict, idx: np.ndarray, actions: np.ndarray) -> None:
+    """One turn per seat from the first bidder; a bid of 3 or the third turn ends bidding."""
+    if not len(idx):
+        return
+    seat = s["to_act"][idx]
+    bid = (actions[idx] - BID0).astype(np.int8)
+    s["bids"][idx, seat] = bid
+    s["base"][idx] = np.maximum(s["base"][idx], bid)
+    over = (bid == 3) | np.all(s["bids"][idx] >= 0, axis=1)
+    s["to_act"][idx[~over]] = (seat[~over] + 1) % 3
+    won = over & (s["base"][idx] > 0)
+    if won.any():
+        _make_landlord(s, idx[won], np.argmax(s["bids"][idx[won]], axis=1).astype(np.int8))
+    _redeal(s, idx[over & ~won])
+
+
+def _redeal(s: dict, idx: np.ndarray) -> None:
+    """All three passed: a new shuffle, the first bidder moves on; truncate past the bound."""
+    if not len(idx):
+        return
+    s["redeals"][idx] += 1
+    cut = s["redeals"][idx] > s["rules"].redeal_limit
+    _finish(s, idx[cut], np.zeros((int(cut.sum()), 3), np.int32), truncated=True)
+    idx = idx[~cut]
+    if not len(idx):
+        return
+    cards = _shuffled_deals(s["key"][idx], s["episode"][idx], s["redeals"][idx])
+    first = ((s["first_bidder"][idx] + 1) % 3).astype(np.int8)
+    _restart(s, idx, cards, first, first)
+
+
+def _restart(s: dict, idx: np.ndarray, cards: np.ndarray, first: np.ndarray, landlord: np.ndarray) -> None:
+    """Overwrite games ``idx`` with a fresh deal (keeps key, episode, redeals; rewards and ended too)."""
+    key, episode, redeals = s["key"][idx], s["episode"][idx], s["redeals"][idx]
+    fresh = _new_hands(s["rules"], key, episode, redeals, cards, first, landlord)
+    for name in s:
+        if name not in ("rules", "rewards", "ended"):
+            s[name][idx] = getattr(fresh, name)
+
+
+def _step_doubling(s: dict, idx: np.ndarray, actions: np.ndarray) -> None:
+    """Farmer after the landlord, then the other farmer; the landlord redoubles only if one doubled."""
+    if not len(idx):
+        return
+    seat = s["to_act"][idx]
+    landlord = s["landlord"][idx]
+    s["doubles"][idx, seat] = actions[idx] == DOUBLE
+    first_farmer = seat == (landlord + 1) % 3
+    second_farmer = seat == (landlord + 2) % 3
+    farmers_doubled = np.any(s["doubles"][idx] == 1, axis=1)  # the landlord has not decided yet
+    to_landlord = second_farmer & farmers_doubled
+    start_play = ~first_farmer & ~to_landlord
+    s["to_act"][idx[first_farmer]] = (landlord[first_farmer] + 2) % 3
+    s["to_act"][idx[to_landlord]] = landlord[to_landlord]
+    s["phase"][idx[start_play]] = PLAY
+    s["to_act"][idx[start_play]] = landlord[start_play]
+
+
+def _step_play(s: dict, idx: np.ndarray, actions: np.ndarray) -> None:
+    """Play or pass; two passes in a row clear the table; an empty hand ends the hand."""
+    if not len(idx):
+        return
+    table = action_table(s["rules"])
+    seat = s["to_act"][idx]
+    a = actions[idx]
+    passed = a == PASS
+    s["to_act"][idx] = (seat + 1) % 3
+    p = idx[passed]
+    s["passes"][p] += 1
+    s["table_action"][p[s["passes"][p] >= 2]] = -1
+    s["passes"][p[s["passes"][p] >= 2]] = 0
+    q, qs, qa = idx[~passed], seat[~passed], a[~passed]
+    counts = table.counts[qa]
+    s["hands"][q, qs] -= counts
+    s["played"][q, qs] += counts
+    s["num_plays"][q, qs] += 1
+    s["table_action"][q], s["table_seat"][q], s["passes"][q] = qa, qs, 0
+    s["bombs"][q] += table.types[qa] == CombType.BOMB
+    s["rocket"][q] |= qa == table.rocket
+    out = s["hands"][q, qs].sum(axis=1) == 0
+    if out.any():
+        _score(s, q[out], qs[out])
+
+
+def _score(s: dict, idx: np.ndarray, winner: np.ndarray) -> None:
+    """The hand ended with ``winner``'s last card: 2:1:1 payoffs times base x multiplier."""
+    landlord = s["landlord"][idx]
+    landlord_won = winner == landlord
+    if s["rules"].spring:
+        farmers_plays = s["num_plays"][idx].sum(axis=1) - s["num_plays"][idx, landlord]
+        spring = landlord_won & (farmers_plays == 0)
+        reverse = ~landlord_won & (s["num_plays"][idx, landlord] == 1)
+        s["spring"][idx] = np.where(spring, SPRING, np.where(reverse, REVERSE_SPRING, NO_SPRING))
+    stake = _stake(s, idx)
+    sign = np.where(landlord_won, 1, -1)
+    points = np.tile((-sign * stake)[:, None], (1, 3))
+    points[np.arange(len(idx)), landlord] = 2 * sign * stake
+    _finish(s, idx, points.astype(np.int32))
+
+
+def _multiplier(doubles, bombs, rocket, spring) -> np.ndarray:
+    """x2 per bomb, rocket, farmer double, landlord redouble, spring or reverse spring."""
+    events = bombs.astype(np.int64) + rocket + np.sum(doubles == 1, axis=-1) + (spring != NO_SPRING)
+    return 1 << events
+
+
+def _stake(s: dict, idx: np.ndarray) -> np.ndarray:
+    """base x multiplier of games ``idx``."""
+    mult = _multiplier(s["doubles"][idx], s["bombs"][idx], s["rocket"][idx], s["spring"][idx])
+    return s["base"][idx].astype(np.int64) * mult
+
+
+def _finish(s: dict, idx: np.ndarray, points: np.ndarray, truncated: bool = False) -> None:
+    s["phase"][idx] = OVER
+    s["done"][idx] = True
+    s["ended"][idx] = True
+    s["truncated"][idx] = truncated
+    s["scores"][idx] = points
+    s["rewards"][idx] = points
+
+
+# ----------------------------------------------------------------------------
+# auto-reset and escape
+# ----------------------------------------------------------------------------
+
+
+def reset_done(state: State) -> State:
+    """Deal a new hand to every game that is over (episode + 1, first bidder one seat on).
+
+    ``rewards`` and ``ended`` are kept, so a caller can still read the
+    result of the step that ended a hand.
+    """
+    idx = np.flatnonzero(state.done)
+    if not len(idx):
+        return state
+    s = {f.name: _copy(getattr(state, f.name)) for f in dataclasses.fields(state)}
+    s["episode"][idx] += 1
+    s["redeals"][idx] = 0
+    key, episode = s["key"][idx], s["episode"][idx]
+    cards = _shuffled_deals(key, episode, s["redeals"][idx])
+    first = ((s["first_bidder"][idx] + 1) % 3).astype(np.int8)
+    _restart(s, idx, cards, first, _draw_seat(key, episode, 1))
+    return State(**s)
+
+
+def escape(state: State, seats) -> State:
+    """Seats abandon their hands: ``seats`` is ``(B,)`` with -1 for games that go on.
+
+    The seat that escapes scores -3 x base x multiplier (-3 if no one has bid
+    yet); the other two score 0; the hand is over. Not an agent action: it is
+    meant for tables with people at them.
+    """
+    seats = np.asarray(seats, dtype=np.int64)
+    if seats.shape != (state.num_games,) or np.any((seats < -1) | (seats > 2)):
+        raise ValueError(f"seats must be {state.num_games} values in -1..2, got {seats!r}")
+    idx = np.flatnonzero((seats >= 0) & ~state.done)
+    s = {f.name: _copy(getattr(state, f.name)) for f in dataclasses.fields(state)}
+    s["rewards"][:] = 0
+    s["ended"][:] = False
+    if len(idx):
+        stake = np.where(s["base"][idx] > 0, _stake(s, idx), 1)
+        points = np.zeros((len(idx), 3), np.int32)
+        points[np.arange(len(idx)), seats[idx]] = -3 * stake
+        s["escaped"][idx] = seats[idx]
+        _finish(s, idx, points)
+    return State(**s)
+
+
+def action_names(state: State, actions) -> list[str]:
+    """Canonical names of a batch of action ids (for logs)."""
+    table = action_table(state.rules)
+    return [table.names[int(a)] for a in np.asarray(actions)]
+
+
+__all__ = [
+    "BIDDING", "DOUBLING", "PLAY", "OVER", "NO_SPRING", "SPRING", "REVERSE_SPRING", "MAX_HISTORY",
+    "Deal", "State", "IllegalActionError", "reset", "step", "reset_done", "escape",
+    "legal_bits", "legal_action_mask", "is_legal", "legal_actions", "sample_legal", "action_names",
+]

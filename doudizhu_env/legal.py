@@ -1,0 +1,157 @@
+"""Batched legality as bitsets over the action table.
+
+For B hands at once this answers "which combinations does each hand hold?"
+without scanning B x A card counts. The set of legal actions of one game is
+a row of ``W = ceil(A / 64)`` uint64 words, bit ``a % 64`` of word ``a // 64``
+standing for action ``a``.
+
+How a hand becomes a bitset. A combination fits in a hand when, for every
+rank, it uses no more cards of that rank than the hand holds. The 15 ranks are
+cut into five blocks of three (``3 4 5 | 6 7 8 | 9 T J | Q K A | 2 X D``); for
+each block and each of the 5 x 5 x 5 possible counts of its three ranks a
+precomputed bitset marks the combinations that fit *within that block*::
+
+    fit[block, c0 * 25 + c1 * 5 + c2]  ->  W words
+
+A hand's bitset is the AND of five gathered rows, one per block: 5 x W word
+operations per hand, whatever the number of combinations.
+
+Following a combination restricts the fitting set to the actions that beat
+it: the range ``[beat_start, group_end)`` of its (type, length) group, the
+bomb range (unless it is a bomb: then the range already holds the higher
+bombs) and the rocket. That set depends only on the group and rank of the
+combination on the table, so there are a few hundred of them, precomputed
+as bitsets (``beaters``, one row per distinct ``beat_start``).
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from .actions import NUM_SPECIAL, PASS, ActionTable, action_table
+from .rules import Rules
+
+_BLOCKS = np.arange(15).reshape(5, 3)
+# _LOW[k] has the k lowest bits set, k = 0..64
+_LOW = np.array([(1 << k) - 1 for k in range(65)], dtype=np.uint64)
+
+
+class LegalTables:
+    """Precomputed bitsets of one action table (see the module docstring)."""
+
+    def __init__(self, table: ActionTable):
+        self.table = table
+        self.num_actions = len(table)
+        self.words = -(-self.num_actions // 64)
+        self.fit = np.zeros((5, 125, self.words), dtype=np.uint64)
+        levels = np.arange(5)
+        c0, c1, c2 = np.meshgrid(levels, levels, levels, indexing="ij")
+        combos = np.stack([c0.ravel(), c1.ravel(), c2.ravel()], axis=1)  # (125, 3)
+        playable = np.zeros(self.num_actions, dtype=bool)
+        playable[NUM_SPECIAL:] = True
+        for block, ranks in enumerate(_BLOCKS):
+            need = table.counts[:, ranks]  # (A, 3)
+            ok = np.all(need[None, :, :] <= combos[:, None, :], axis=2) & playable  # (125, A)
+            self.fit[block] = pack_bits(ok)
+        self._build_beaters()
+
+    def _build_beaters(self):
+        t = self.table
+        starts, self.beater_row = np.unique(t.beat_start, return_inverse=True)
+        rows = np.zeros((len(starts), self.num_actions), dtype=bool)
+        for k, start in enumerate(starts):
+            a = int(np.flatnonzero(t.beat_start == start)[0])  # a representative action
+            if a < NUM_SPECIAL:
+                continue
+            rows[k, start : t.group_end[a]] = True
+            if not t.bomb_start <= a < t.bomb_end and a != t.rocket:
+                rows[k, t.bomb_start : t.bomb_end] = True
+            rows[k, t.rocket] = a != t.rocket
+        rows[:, PASS] = True
+        self.beaters = pack_bits(rows)
+
+    def fit_bits(self, hands: np.ndarray) -> np.ndarray:
+        """``(N, W)`` bitsets of the combinations each of ``hands (N, 15)`` holds."""
+        h = hands.astype(np.intp)
+        idx = h[:, 0::3] * 25 + h[:, 1::3] * 5 + h[:, 2::3]  # (N, 5)
+        bits = self.fit[0, idx[:, 0]]
+        for block in range(1, 5):
+            bits &= self.fit[block, idx[:, block]]
+        return bits
+
+    def follow_bits(self, hands: np.ndarray, table_actions: np.ndarray) -> np.ndarray:
+        """``(N, W)`` bitsets of the legal answers to ``table_actions``: beating combos held, and pass."""
+        return self.fit_bits(hands) & self.beaters[self.beater_row[table_actions]]
+
+
+@functools.cache
+def _tables(rules: Rules) -> LegalTables:
+    return LegalTables(action_table(rules))
+
+
+def legal_tables(rules: Rules) -> LegalTables:
+    """The cached :class:`LegalTables` of ``rules``."""
+    return _tables(rules)
+
+
+def pack_bits(mask: np.ndarray) -> np.ndarray:
+    """Bool ``(N, A)`` -> ``(N, W)`` uint64 bitsets (bit ``a % 64`` of word ``a // 64``)."""
+    n, a = mask.shape
+    words = -(-a // 64)
+    padded = np.zeros((n, words * 64), dtype=bool)
+    padded[:, :a] = mask
+    return np.packbits(padded, axis=1, bitorder="little").view("<u8").astype(np.uint64)
+
+
+def unpack_bits(bits: np.ndarray, num_actions: int) -> np.ndarray:
+    """``(N, W)`` uint64 bitsets -> bool ``(N, num_actions)``."""
+    as_bytes = np.ascontiguousarray(bits, dtype="<u8").view(np.uint8)
+    return np.unpackbits(as_bytes, axis=1, bitorder="little")[:, :num_actions].astype(bool)
+
+
+def range_bits(start: np.ndarray, end: np.ndarray, words: int) -> np.ndarray:
+    """``(N, W)`` bitsets with the ids ``start[i] <= a < end[i]`` set (empty when end <= start)."""
+    base = np.arange(words, dtype=np.int64) * 64
+    lo = np.clip(np.asarray(start, dtype=np.int64)[:, None] - base, 0, 64)
+    hi = np.clip(np.asarray(end, dtype=np.int64)[:, None] - base, 0, 64)
+    hi = np.maximum(hi, lo)
+    return _LOW[hi] & ~_LOW[lo]
+
+
+def bits_to_ids(bits: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Sparse form of ``(N, W)`` bitsets: ``(ids, offsets)``.
+
+    ``ids[offsets[i]:offsets[i + 1]]`` are the set ids of row ``i``, ascending.
+    """
+    rows, cols = np.nonzero(bits)
+    words = bits[rows, cols]
+    as_bytes = words.astype("<u8").view(np.uint8).reshape(-1, 8)
+    set_bits = np.unpackbits(as_bytes, axis=1, bitorder="little").astype(bool)  # (nz, 64)
+    which, bit = np.nonzero(set_bits)
+    ids = cols[which].astype(np.int64) * 64 + bit
+    counts = np.bincount(rows[which], minlength=bits.shape[0])
+    offsets = np.zeros(bits.shape[0] + 1, dtype=np.int64)
+    np.cumsum(counts, out=offsets[1:])
+    return ids, offsets
+
+
+def popcount(bits: np.ndarray) -> np.ndarray:
+    """Number of set bits of each word (same shape)."""
+    return np.bitwise_count(bits)
+
+
+def sample_bits(bits: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """One id drawn uniformly from each row's set bits (-1 for an empty row)."""
+    per_word = popcount(bits).astype(np.int64)
+    cum = np.cumsum(per_word, axis=1)
+    total = cum[:, -1]
+    k = np.floor(rng.random(len(bits)) * total).astype(np.int64)
+    word = np.argmax(cum > k[:, None], axis=1)
+    rows = np.arange(len(bits))
+    before = np.where(word > 0, cum[rows, np.maximum(word - 1, 0)], 0)
+    chosen = bits[rows, word].astype("<u8").view(np.uint8).reshape(-1, 8)
+    set_bits = np.unpackbits(chosen, axis=1, bitorder="little")
+    position = np.argmax(np.cumsum(set_bits, axis=1) > (k - before)[:, None], axis=1)
+    return np.where(total > 0, word * 64 + position, -1)
