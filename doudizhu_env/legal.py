@@ -108,7 +108,7 @@ def pack_bits(mask: np.ndarray) -> np.ndarray:
 def unpack_bits(bits: np.ndarray, num_actions: int) -> np.ndarray:
     """``(N, W)`` uint64 bitsets -> bool ``(N, num_actions)``."""
     as_bytes = np.ascontiguousarray(bits, dtype="<u8").view(np.uint8)
-    return np.unpackbits(as_bytes, axis=1, bitorder="little")[:, :num_actions].astype(bool)
+    return np.unpackbits(as_bytes, axis=1, count=num_actions, bitorder="little").view(bool)
 
 
 def range_bits(start: np.ndarray, end: np.ndarray, words: int) -> np.ndarray:

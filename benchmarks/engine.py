@@ -1,0 +1,130 @@
+"""Engine throughput: full random-policy games on the vectorized engine vs. the peers.
+
+Workload: full hands (bidding and doubling included, standard rules), every
+decision drawn uniformly from the legal actions, which are recomputed at
+every step (as bitsets; the ``+dense`` rows also materialise the dense
+``(B, A)`` mask every step). Finished games are redealt at once
+(``auto_reset``), so the batch stays full. One process, one thread.
+
+Run::
+
+    python -m benchmarks.engine                     # ~1 minute
+    python -m benchmarks.engine --json engine.json --repeats 3
+
+Peers (open_spiel's C++ ``dou_dizhu``, rlcard, douzero) are measured on the
+same workload in the same run when they are installed, in this interpreter or
+in ``.venv-peers`` (see ``benchmarks/requirements-peers.txt``); ratios are
+games/s of ours over theirs. Figures are medians of ``--repeats`` runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import time
+import tracemalloc
+
+import numpy as np
+
+from doudizhu_env import engine
+
+BATCH_SIZES = (1, 64, 1024, 4096)
+
+
+def run_ours(num_games: int, seconds: float, seed: int, rules: str = "standard", dense: bool = False) -> dict:
+    """Step ``num_games`` games with random legal actions for about ``seconds``."""
+    rng = np.random.default_rng(seed)
+    state = engine.reset(rng, num_games, rules)
+    state = engine.step(state, engine.sample_legal(state, rng), check=False)  # warm caches
+    games = decisions = 0
+    start = time.perf_counter()
+    while (elapsed := time.perf_counter() - start) < seconds:
+        if dense:
+            engine.legal_action_mask(state)
+        actions = engine.sample_legal(state, rng)
+        decisions += num_games
+        state = engine.step(state, actions, check=False, auto_reset=True)
+        games += int(state.ended.sum())
+    return {"games": games, "decisions": decisions, "seconds": elapsed,
+            "games_per_s": games / elapsed, "decisions_per_s": decisions / elapsed}
+
+
+def peak_memory(num_games: int, seed: int = 0) -> float:
+    """Peak bytes numpy allocates while stepping ``num_games`` games for 50 steps."""
+    rng = np.random.default_rng(seed)
+    tracemalloc.start()
+    state = engine.reset(rng, num_games)
+    for _ in range(50):
+        state = engine.step(state, engine.sample_legal(state, rng), check=False, auto_reset=True)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    return peak
+
+
+def _median_run(fn, repeats: int) -> dict:
+    runs = [fn(seed) for seed in range(repeats)]
+    out = {k: statistics.median(r[k] for r in runs) for k in ("games_per_s", "decisions_per_s")}
+    out["runs"] = runs
+    return out
+
+
+def peer_rows(seconds: float, repeats: int) -> list[dict]:
+    """Median figures of every installed peer (see :mod:`benchmarks.peers`)."""
+    from benchmarks import peers
+
+    rows = []
+    for name in ("openspiel_engine", "rlcard_engine", "douzero_engine"):
+        try:
+            fig = _median_run(lambda seed, n=name: peers.measure(n, seconds, seed), repeats)
+        except (ImportError, RuntimeError) as err:
+            print(f"  {name}: skipped ({err})")
+            continue
+        rows.append({"engine": name.removesuffix("_engine"), **fig})
+    return rows
+
+
+def main(argv=None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=3.0, help="wall time per measurement")
+    parser.add_argument("--repeats", type=int, default=3, help="runs per figure (the median is shown)")
+    parser.add_argument("--batch", type=int, nargs="*", default=list(BATCH_SIZES))
+    parser.add_argument("--no-peers", action="store_true", help="measure only this project's engine")
+    parser.add_argument("--json", help="write the table as JSON to this path")
+    args = parser.parse_args(argv)
+
+    rows = []
+    for b in args.batch:
+        for dense in (False, True) if b >= 1024 else (False,):
+            fig = _median_run(lambda seed, b=b, d=dense: run_ours(b, args.seconds, seed, dense=d), args.repeats)
+            label = f"doudizhu B={b}" + (" +dense" if dense else "")
+            rows.append({"engine": label, "batch": b, **fig, "peak_bytes": peak_memory(b)})
+            print(f"  {label}: {fig['games_per_s']:,.0f} games/s", flush=True)
+    if not args.no_peers:
+        rows += peer_rows(args.seconds, args.repeats)
+    _print_table(rows)
+    result = {"workload": "random legal actions, full hands, standard rules", "rows": rows,
+              "max_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+              "cpu_count": os.cpu_count()}
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(result, f, indent=2)
+    return result
+
+
+def _print_table(rows: list[dict]) -> None:
+    peers = {r["engine"]: r["games_per_s"] for r in rows if "batch" not in r}
+    header = f"{'engine':<26}{'games/s':>12}{'decisions/s':>14}{'peak MB':>10}"
+    header += "".join(f"{'x ' + p:>14}" for p in peers)
+    print(header)
+    for r in rows:
+        line = f"{r['engine']:<26}{r['games_per_s']:>12,.0f}{r['decisions_per_s']:>14,.0f}"
+        line += f"{r['peak_bytes'] / 2**20:>10.1f}" if "peak_bytes" in r else f"{'':>10}"
+        line += "".join(f"{r['games_per_s'] / g:>14.2f}" for g in peers.values())
+        print(line)
+
+
+if __name__ == "__main__":
+    main()
