@@ -32,6 +32,8 @@ import numpy as np
 from doudizhu_env import engine
 
 BATCH_SIZES = (1, 64, 1024, 4096)
+PEERS_PYTHON = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), ".venv-peers",
+                            "bin", "python")
 
 
 def run_ours(num_games: int, seconds: float, seed: int, rules: str = "standard", dense: bool = False) -> dict:
@@ -66,19 +68,30 @@ def peak_memory(num_games: int, seed: int = 0) -> float:
 
 def _median_run(fn, repeats: int) -> dict:
     runs = [fn(seed) for seed in range(repeats)]
-    out = {k: statistics.median(r[k] for r in runs) for k in ("games_per_s", "decisions_per_s")}
+    out = {k: statistics.median(r[k] for r in runs) for k in ("games_per_s", "decisions_per_s")
+           if k in runs[0]}
     out["runs"] = runs
     return out
 
 
-def peer_rows(seconds: float, repeats: int) -> list[dict]:
-    """Median figures of every installed peer (see :mod:`benchmarks.peers`)."""
+def measure_peer(name: str, seconds: float, seed: int) -> dict:
+    """One measurement of a peer: in this interpreter if it has the peer, else in ``.venv-peers``."""
     from benchmarks import peers
 
+    try:
+        return getattr(peers, name)(seconds, seed)
+    except ImportError:
+        if not os.path.exists(PEERS_PYTHON):
+            raise
+        return peers.run_in_subprocess(PEERS_PYTHON, name, seconds, seed)
+
+
+def peer_rows(names: tuple[str, ...], seconds: float, repeats: int) -> list[dict]:
+    """Median figures of every installed peer (see :mod:`benchmarks.peers`)."""
     rows = []
-    for name in ("openspiel_engine", "rlcard_engine", "douzero_engine"):
+    for name in names:
         try:
-            fig = _median_run(lambda seed, n=name: peers.measure(n, seconds, seed), repeats)
+            fig = _median_run(lambda seed, n=name: measure_peer(n, seconds, seed), repeats)
         except (ImportError, RuntimeError) as err:
             print(f"  {name}: skipped ({err})")
             continue
@@ -98,12 +111,13 @@ def main(argv=None) -> dict:
     rows = []
     for b in args.batch:
         for dense in (False, True) if b >= 1024 else (False,):
-            fig = _median_run(lambda seed, b=b, d=dense: run_ours(b, args.seconds, seed, dense=d), args.repeats)
+            fig = _median_run(lambda seed, b=b, d=dense: run_ours(b, args.seconds, seed, dense=d),
+                              args.repeats)
             label = f"doudizhu B={b}" + (" +dense" if dense else "")
             rows.append({"engine": label, "batch": b, **fig, "peak_bytes": peak_memory(b)})
             print(f"  {label}: {fig['games_per_s']:,.0f} games/s", flush=True)
     if not args.no_peers:
-        rows += peer_rows(args.seconds, args.repeats)
+        rows += peer_rows(("openspiel_engine", "rlcard_engine", "douzero_engine"), args.seconds, args.repeats)
     _print_table(rows)
     result = {"workload": "random legal actions, full hands, standard rules", "rows": rows,
               "max_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,

@@ -69,7 +69,6 @@ class LegalTables:
             if not t.bomb_start <= a < t.bomb_end and a != t.rocket:
                 rows[k, t.bomb_start : t.bomb_end] = True
             rows[k, t.rocket] = a != t.rocket
-        rows[:, PASS] = True
         self.beaters = pack_bits(rows)
 
     def fit_bits(self, hands: np.ndarray) -> np.ndarray:
@@ -83,7 +82,9 @@ class LegalTables:
 
     def follow_bits(self, hands: np.ndarray, table_actions: np.ndarray) -> np.ndarray:
         """``(N, W)`` bitsets of the legal answers to ``table_actions``: beating combos held, and pass."""
-        return self.fit_bits(hands) & self.beaters[self.beater_row[table_actions]]
+        bits = self.fit_bits(hands) & self.beaters[self.beater_row[table_actions]]
+        bits[:, PASS // 64] |= np.uint64(1 << (PASS % 64))
+        return bits
 
 
 @functools.cache

@@ -1,0 +1,47 @@
+"""The agent interface, and the uniform random baseline.
+
+An agent acts for many games at once. The arena (or any driver) groups the
+games where this agent's seat is to act and calls :meth:`Agent.act` with their
+*seat views*: :class:`~doudizhu_env.engine.State` objects restricted to what
+the acting seat may see (other hands and hidden hole cards blanked, see
+:func:`doudizhu_env.observation.seat_view`). From a view an agent can take
+``engine.legal_actions(view)`` / ``engine.legal_action_mask(view)``,
+``observation.observe(view)``, or read the public fields directly
+(``view.hands[i, view.to_act[i]]`` is its own hand).
+
+Agents keep any per-seat memory themselves; most need none, since the view
+carries the whole public history of the hand.
+"""
+
+from __future__ import annotations
+
+import abc
+
+import numpy as np
+
+from doudizhu_env import engine
+
+
+class Agent(abc.ABC):
+    """Chooses actions for a batch of games in which it is to act."""
+
+    name: str = "agent"
+
+    @abc.abstractmethod
+    def act(self, view: engine.State) -> np.ndarray:
+        """``(N,)`` legal action ids, one per game of ``view`` (its ``to_act`` seat)."""
+
+    def reset(self) -> None:  # noqa: B027  (optional hook, empty by default)
+        """Called before a new series of games (drop any per-game memory)."""
+
+
+class RandomAgent(Agent):
+    """Uniform over the legal actions, from its own seeded generator."""
+
+    name = "random"
+
+    def __init__(self, seed: int | np.random.Generator | None = 0):
+        self.rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+
+    def act(self, view: engine.State) -> np.ndarray:
+        return engine.sample_legal(view, self.rng)
