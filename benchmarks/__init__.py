@@ -1,0 +1,1 @@
+"""Benchmarks of the doudizhu engine and environments, and of peer engines."""
