@@ -24,7 +24,7 @@ is the id to send. Bids, doubling and passes are actions too (ids 0..6).
 
 **Observations** a dict, the same shape for every agent:
 
-- ``"observation"``: float32 ``(1339,)`` with the pieces of
+- ``"observation"``: float32 ``(1358,)`` of 0s and 1s with the pieces of
   :data:`doudizhu_env.observation.PIECES` (own hand, role, bids, doublings,
   hole cards once shown, cards played per seat, cards left per seat, the
   combination to beat and who played it, multiplier, the last 15 moves).
@@ -102,7 +102,7 @@ class raw_env(AECEnv):  # noqa: N801  (PettingZoo's naming)
         self.action_spaces = {a: spaces.Discrete(n) for a in self.possible_agents}
         self.observation_spaces = {
             a: spaces.Dict({
-                "observation": spaces.Box(-1.0, 1.0, (OBS_SIZE,), np.float32),
+                "observation": spaces.Box(0.0, 1.0, (OBS_SIZE,), np.float32),
                 "action_mask": spaces.Box(0, 1, (n,), np.int8),
             })
             for a in self.possible_agents
@@ -213,7 +213,8 @@ def render_text(state: engine.State, perspective: int | None = None, game: int =
     hole_shown = s["landlord"] >= 0 or perspective is None
     lines.append(f"  hole: {format_hand(s['hole']) if hole_shown else '???'}")
     n = int(s["history_len"])
-    moves = [f"player_{s['history_seat'][i]}: {table.names[s['history'][i]]}" for i in range(max(0, n - 6), n)]
+    recent = range(max(0, n - 6), n)
+    moves = [f"player_{s['history_seat'][i]}: {table.names[s['history'][i]]}" for i in recent]
     lines.append("  last moves: " + (", ".join(moves) if moves else "-"))
     if s["done"]:
         lines.append("  score: " + ", ".join(f"player_{i} {int(v):+d}" for i, v in enumerate(s["scores"])))

@@ -19,7 +19,7 @@ piece                     size   meaning
 ``bids``                  15     per relative seat, one-hot: not yet, 0, 1, 2, 3
 ``doubles``               9      per relative seat, one-hot: not asked, no, yes
 ``base``                  4      one-hot: the highest bid so far, 0..3
-``multiplier``            1      log2 of the multiplier so far, divided by 10
+``multiplier``            16     one-hot: log2 of the multiplier so far (0..15, capped)
 ``hole``                  54     the hole cards once shown (zeros while bidding)
 ``played``                162    cards played so far by self, next, prev
 ``unseen``                54     cards the observer cannot place: the deck minus
@@ -28,11 +28,13 @@ piece                     size   meaning
 ``cards_left``            63     per relative seat, one-hot number of cards 0..20
 ``to_beat``               54     the combination on the table (zeros when leading)
 ``to_beat_seat``          3      who played it (relative seat; zeros when leading)
-``bombs``                 1      bombs and rocket played so far, divided by 4
+``bombs``                 5      one-hot: bombs and rocket played so far (0..4, capped)
 ``history``               855    the last 15 moves, most recent first, each 54
                                  card bits and a 3-way relative seat one-hot
                                  (a pass is a move with no cards)
 ========================  =====  =====================================================
+
+Every entry is 0 or 1, so observations can be stored as packed bits.
 
 Nothing in the vector depends on cards the observer cannot see: the two other
 hands enter only through public facts (their size, what they played) and
@@ -60,14 +62,14 @@ PIECES: tuple[tuple[str, int], ...] = (
     ("bids", 3 * 5),
     ("doubles", 3 * 3),
     ("base", 4),
-    ("multiplier", 1),
+    ("multiplier", 16),
     ("hole", CARD_BITS),
     ("played", 3 * CARD_BITS),
     ("unseen", CARD_BITS),
     ("cards_left", 3 * 21),
     ("to_beat", CARD_BITS),
     ("to_beat_seat", 3),
-    ("bombs", 1),
+    ("bombs", 5),
     ("history", HISTORY_MOVES * (CARD_BITS + 3)),
 )
 OBS_SIZE = sum(size for _, size in PIECES)
@@ -132,7 +134,7 @@ def observe(state: State, seats=None) -> np.ndarray:
     put("bids", _one_hot(state.bids[rows3, rel].astype(np.int64) + 1, 5))
     put("doubles", _one_hot(state.doubles[rows3, rel].astype(np.int64) + 1, 3))
     put("base", _one_hot(state.base.astype(np.int64), 4))
-    put("multiplier", (np.log2(state.multiplier) / 10.0).astype(np.float32))
+    put("multiplier", _one_hot(np.minimum(np.log2(state.multiplier).astype(np.int64), 15), 16))
     shown = (state.landlord >= 0)[:, None]
     put("hole", card_bits(state.hole * shown))
     put("played", card_bits(state.played[rows3, rel]))
@@ -144,7 +146,7 @@ def observe(state: State, seats=None) -> np.ndarray:
     to_beat = np.where(leading[:, None], 0, table.counts[np.maximum(state.table_action, 0)])
     put("to_beat", card_bits(to_beat))
     put("to_beat_seat", np.where(leading[:, None], 0, rel == state.table_seat[:, None]).astype(np.float32))
-    put("bombs", ((state.bombs + state.rocket) / 4.0).astype(np.float32))
+    put("bombs", _one_hot(np.minimum(state.bombs.astype(np.int64) + state.rocket, 4), 5))
     put("history", _history(state, seats, table))
     return out
 
@@ -184,3 +186,30 @@ def seat_view(state: State, games=None, seats=None) -> State:
     sub["deal"] = np.full_like(sub["deal"], -1)
     sub["key"] = np.zeros_like(sub["key"])
     return State(**sub)
+
+
+#: Features of an action (for Q(s, a) models), one row per action id.
+ACTION_PIECES: tuple[tuple[str, int], ...] = (
+    ("cards", CARD_BITS),  # the cards it plays (zeros for pass, bids, doubling)
+    ("type", 17),  # one-hot CombType, the non-card kinds included
+    ("rank", 15),  # one-hot body rank (zeros for non-card actions)
+    ("length", 13),  # one-hot chain length 0..12 (1 for non-chains, 0 for non-card actions)
+    ("value", 4),  # one-hot bid value for bids; [double, no_double] in the first two for doubling
+)
+ACTION_SIZE = sum(size for _, size in ACTION_PIECES)
+
+
+def action_features(rules) -> np.ndarray:
+    """``(A, ACTION_SIZE)`` float32 features of every action of ``rules``' table."""
+    table = action_table(rules)
+    ranks = table.ranks.astype(np.int64)
+    value = np.full(len(table), -1, dtype=np.int64)
+    value[1:5] = np.arange(4)  # bid0..bid3
+    value[5:7] = np.arange(2)  # double, no_double
+    return np.concatenate([
+        card_bits(table.counts),
+        _one_hot(table.types.astype(np.int64), 17),
+        _one_hot(np.where(ranks >= 0, ranks, -1), 15),
+        _one_hot(table.lengths.astype(np.int64), 13),
+        _one_hot(value, 4),
+    ], axis=1)
