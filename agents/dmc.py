@@ -1,0 +1,171 @@
+"""Deep Monte-Carlo (DMC) Q-networks for the whole game, and the agent that plays them.
+
+There is one Q-network per *position* (:data:`POSITIONS`): bidding (before
+roles exist), doubling, and the three roles of the play phase (landlord,
+the farmer after it, the farmer before it).
+
+Each network scores all legal actions of a decision at once::
+
+    state  s --[MLP over the observation pieces + LSTM over the move history]--> e(s)
+    action a --[MLP over the action features]------------------------------------> f(a)
+    Q(s, a) = w . relu(U e(s) + V f(a) + b) + c
+
+``U e(s)`` is computed once per decision; per action the cost is the small
+action MLP, ``V f(a)`` and one dot product, instead of a large MLP run on the
+state again for every action (as in DouZero). Sizes come from
+:data:`doudizhu_env.observation.PIECES` and :data:`~doudizhu_env.observation.ACTION_PIECES`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from torch import nn
+
+from doudizhu_env import engine
+from doudizhu_env.observation import (
+    ACTION_SIZE,
+    HISTORY_MOVES,
+    OBS_SIZE,
+    action_features,
+    observe,
+    piece_slice,
+    roles,
+)
+
+from .base import Agent
+
+POSITIONS = ("bidding", "doubling", "landlord", "landlord_down", "landlord_up")
+_HISTORY = piece_slice("history")
+_MOVE_SIZE = (_HISTORY.stop - _HISTORY.start) // HISTORY_MOVES
+
+
+def positions(state: engine.State) -> np.ndarray:
+    """``(B,)`` index into :data:`POSITIONS` of each game's decision (-1 when over)."""
+    role = roles(state, state.to_act)
+    return np.select(
+        [state.phase == engine.BIDDING, state.phase == engine.DOUBLING, state.phase == engine.PLAY],
+        [0, 1, 2 + role], -1,
+    )
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """Sizes of one position's Q-network."""
+
+    hidden: int = 256
+    """Width of the state MLP and of the state embedding e(s)."""
+    lstm_hidden: int = 128
+    """Width of the LSTM over the last moves."""
+    action_hidden: int = 64
+    """Width of the action embedding f(a)."""
+    head_hidden: int = 128
+    """Width of the joint layer relu(U e(s) + V f(a) + b)."""
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+class QNet(nn.Module):
+    """Q(s, a) of one position (see the module docstring)."""
+
+    def __init__(self, cfg: ModelConfig):
+        super().__init__()
+        flat = OBS_SIZE - (_HISTORY.stop - _HISTORY.start)
+        self.state_mlp = nn.Sequential(nn.Linear(flat, cfg.hidden), nn.ReLU(),
+                                       nn.Linear(cfg.hidden, cfg.hidden), nn.ReLU())
+        self.lstm = nn.LSTM(_MOVE_SIZE, cfg.lstm_hidden, batch_first=True)
+        self.state_out = nn.Sequential(nn.Linear(cfg.hidden + cfg.lstm_hidden, cfg.hidden), nn.ReLU())
+        self.action_mlp = nn.Sequential(nn.Linear(ACTION_SIZE, cfg.action_hidden), nn.ReLU())
+        self.state_proj = nn.Linear(cfg.hidden, cfg.head_hidden)
+        self.action_proj = nn.Linear(cfg.action_hidden, cfg.head_hidden, bias=False)
+        self.out = nn.Linear(cfg.head_hidden, 1)
+
+    def encode_state(self, obs: torch.Tensor) -> torch.Tensor:
+        """``(N, OBS_SIZE)`` -> ``(N, head_hidden)``: U e(s) + b."""
+        flat = torch.cat([obs[:, : _HISTORY.start], obs[:, _HISTORY.stop :]], dim=1)
+        moves = obs[:, _HISTORY].reshape(len(obs), HISTORY_MOVES, _MOVE_SIZE).flip(1)  # oldest first
+        _, (h, _) = self.lstm(moves)
+        e = self.state_out(torch.cat([self.state_mlp(flat), h[-1]], dim=1))
+        return self.state_proj(e)
+
+    def score(self, state_code: torch.Tensor, actions: torch.Tensor) -> torch.Tensor:
+        """Q of ``(M, ACTION_SIZE)`` actions given the ``(M, head_hidden)`` code of their state."""
+        joint = torch.relu(state_code + self.action_proj(self.action_mlp(actions)))
+        return self.out(joint).squeeze(-1)
+
+
+class DMCModel(nn.Module):
+    """The five position networks and the action features of one rule set."""
+
+    def __init__(self, rules, cfg: ModelConfig | None = None):
+        super().__init__()
+        self.cfg = cfg or ModelConfig()
+        self.rules = rules
+        self.nets = nn.ModuleDict({p: QNet(self.cfg) for p in POSITIONS})
+        self.register_buffer("action_feats", torch.from_numpy(action_features(rules)), persistent=False)
+
+    def q_values(self, obs: torch.Tensor, pos: np.ndarray, ids: np.ndarray, seg: np.ndarray) -> torch.Tensor:
+        """Q of flat candidate actions ``ids`` (``(M,)``), each for the state row ``seg[m]``.
+
+        ``obs`` is ``(N, OBS_SIZE)``, ``pos`` the position of each state row.
+        """
+        q = torch.zeros(len(ids), dtype=torch.float32, device=obs.device)
+        seg_pos = pos[seg]
+        for p in np.unique(pos):
+            rows = np.flatnonzero(pos == p)
+            cand = np.flatnonzero(seg_pos == p)
+            net = self.nets[POSITIONS[p]]
+            code = net.encode_state(obs[torch.from_numpy(rows)])
+            local = np.searchsorted(rows, seg[cand])  # state row of each candidate within `rows`
+            feats = self.action_feats[torch.from_numpy(ids[cand])]
+            q[torch.from_numpy(cand)] = net.score(code[torch.from_numpy(local)], feats)
+        return q
+
+
+def segment_argmax(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """Index (into ``values``) of the first maximum of each segment ``offsets[i]:offsets[i+1]``."""
+    starts = offsets[:-1]
+    seg = np.repeat(np.arange(len(starts)), np.diff(offsets))
+    best = np.maximum.reduceat(values, starts)
+    hits = np.flatnonzero(values >= best[seg])
+    _, first = np.unique(seg[hits], return_index=True)
+    return hits[first]
+
+
+class DMCAgent(Agent):
+    """Plays greedily (or epsilon-greedily) by a :class:`DMCModel`; implements the arena's interface."""
+
+    name = "dmc"
+
+    def __init__(self, model: DMCModel, epsilon: float = 0.0, rng: np.random.Generator | None = None):
+        self.model = model
+        self.epsilon = epsilon
+        self.rng = rng or np.random.default_rng(0)
+
+    def act(self, view: engine.State) -> np.ndarray:
+        return self.decide(view)[0]
+
+    @torch.no_grad()
+    def decide(self, state: engine.State) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Actions, observations and positions of every unfinished game of ``state``.
+
+        Games that are over get ``PASS`` and position -1.
+        """
+        obs = observe(state)
+        pos = positions(state)
+        ids, offsets = engine.legal_actions(state)
+        actions = np.zeros(state.num_games, dtype=np.int64)
+        live = np.flatnonzero(np.diff(offsets) > 0)
+        if len(live):
+            seg = np.repeat(np.arange(state.num_games), np.diff(offsets))
+            q = self.model.q_values(torch.from_numpy(obs), pos, ids, seg).numpy()
+            live_offsets = np.concatenate([offsets[live], [offsets[-1]]])
+            actions[live] = ids[segment_argmax(q, live_offsets)]
+            explore = self.rng.random(state.num_games) < self.epsilon
+            if explore.any():
+                actions = np.where(explore & (pos >= 0), engine.sample_legal(state, self.rng), actions)
+        return actions, obs, pos

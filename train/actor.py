@@ -1,0 +1,86 @@
+"""Self-play actors: B games on the batched engine, one forward pass per step for all of them.
+
+An :class:`Actor` plays every seat of its games with the current
+:class:`~agents.dmc.DMCModel` (epsilon-greedy), records each decision, and
+turns finished hands into (observation, action, position, target) samples
+(:mod:`train.buffer`). :func:`actor_process` is the loop of an actor process:
+chunks of samples go to the learner through a bounded queue.
+"""
+
+from __future__ import annotations
+
+import queue as queue_lib
+
+import numpy as np
+import torch
+
+from agents.dmc import DMCAgent, DMCModel
+from doudizhu_env import engine
+
+from .buffer import EpisodeRecorder, concat_samples
+
+
+def epsilon_at(frames: int, start: float, final: float, decay_frames: int) -> float:
+    """Linear decay from ``start`` to ``final`` over ``decay_frames`` frames."""
+    if decay_frames <= 0:
+        return final
+    return start + (final - start) * min(1.0, frames / decay_frames)
+
+
+class Actor:
+    """Steps ``num_games`` self-play games and yields Monte-Carlo samples."""
+
+    def __init__(self, model: DMCModel, num_games: int, objective: str, rng: np.random.Generator):
+        self.agent = DMCAgent(model, rng=rng)
+        self.rng = rng
+        self.state = engine.reset(rng, num_games, model.rules)
+        self.recorder = EpisodeRecorder(num_games, objective)
+        self.games = np.arange(num_games)
+        self.frames = 0
+        self.hands = 0
+
+    def step(self, epsilon: float) -> dict[str, np.ndarray] | None:
+        """One decision in every game; the samples of the hands that ended (or None)."""
+        self.agent.epsilon = epsilon
+        actions, obs, pos = self.agent.decide(self.state)
+        self.recorder.record(self.games, self.state.to_act, pos, actions, obs)
+        self.state = engine.step(self.state, actions, check=False, auto_reset=True)
+        self.frames += len(self.games)
+        ended = np.flatnonzero(self.state.ended)
+        if not len(ended):
+            return None
+        self.hands += len(ended)
+        return self.recorder.finish(ended, self.state.rewards[ended])
+
+    def collect(self, num_samples: int, epsilon: float) -> dict[str, np.ndarray]:
+        """Step until at least ``num_samples`` samples are ready; return them."""
+        chunks, count = [], 0
+        with torch.no_grad():
+            while count < num_samples:
+                out = self.step(epsilon)
+                if out is not None and len(out["target"]):
+                    chunks.append(out)
+                    count += len(out["target"])
+        return concat_samples(chunks)
+
+
+def actor_process(model: DMCModel, cfg: dict, seed_seq: list[int], samples, frames, stop) -> None:
+    """Loop of one actor process: collect chunks, put them on the ``samples`` queue until ``stop``.
+
+    ``model`` lives in shared memory and is updated in place by the learner;
+    ``frames`` is a shared counter of decisions made by all actors.
+    """
+    torch.set_num_threads(cfg["threads"])
+    actor = Actor(model, cfg["games_per_actor"], cfg["objective"], np.random.default_rng(seed_seq))
+    while not stop.is_set():
+        eps = epsilon_at(frames.value, cfg["epsilon"], cfg["epsilon_final"], cfg["epsilon_decay_frames"])
+        before = actor.frames
+        chunk = actor.collect(cfg["chunk_size"], eps)
+        with frames.get_lock():
+            frames.value += actor.frames - before
+        while not stop.is_set():
+            try:
+                samples.put(chunk, timeout=0.5)
+                break
+            except queue_lib.Full:
+                continue

@@ -1,0 +1,117 @@
+"""From stepped games to Monte-Carlo samples, with bounded memory.
+
+:class:`EpisodeRecorder` keeps every decision of the hands in progress in a
+ring of rows (observation as packed bits, action, position, game, seat).
+When a hand ends, all its rows become samples whose target is the final
+result of the seat that made the decision (``objective_targets``), and the
+rows are freed. Everything is array operations over the batch; nothing
+loops per sample.
+
+:class:`SampleBuffer` is the learner's bounded FIFO of samples.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from doudizhu_env.engine import MAX_HISTORY
+from doudizhu_env.observation import OBS_SIZE
+
+SAMPLE_FIELDS = ("obs", "action", "position", "target")
+
+
+def objective_targets(points: np.ndarray, objective: str) -> np.ndarray:
+    """Monte-Carlo targets from final points: ``adp`` points, ``wp`` +1/-1, ``logadp`` sign x log2(1+|p|)."""
+    points = points.astype(np.float32)
+    if objective == "adp":
+        return points
+    if objective == "wp":
+        return np.sign(points)
+    if objective == "logadp":
+        return np.sign(points) * np.log2(1.0 + np.abs(points))
+    raise ValueError(f"objective must be adp, wp or logadp, got {objective!r}")
+
+
+def pack_obs(obs: np.ndarray) -> np.ndarray:
+    """``(N, OBS_SIZE)`` 0/1 floats -> ``(N, ceil(OBS_SIZE / 8))`` uint8."""
+    return np.packbits(obs.astype(bool), axis=1)
+
+
+def unpack_obs(bits: np.ndarray) -> np.ndarray:
+    """Inverse of :func:`pack_obs`, as float32."""
+    return np.unpackbits(bits, axis=1, count=OBS_SIZE).astype(np.float32)
+
+
+class EpisodeRecorder:
+    """Decisions of ``num_games`` hands in progress; see the module docstring."""
+
+    def __init__(self, num_games: int, objective: str = "adp"):
+        # a hand has at most 3 * (redeals + 1) + MAX_HISTORY decisions; a ring of
+        # num_games * 2 * MAX_HISTORY rows is never overrun in practice, and checked
+        self.capacity = num_games * 2 * MAX_HISTORY
+        self.objective = objective
+        self.obs = np.zeros((self.capacity, -(-OBS_SIZE // 8)), dtype=np.uint8)
+        self.action = np.zeros(self.capacity, dtype=np.int64)
+        self.position = np.zeros(self.capacity, dtype=np.int8)
+        self.game = np.full(self.capacity, -1, dtype=np.int64)
+        self.seat = np.zeros(self.capacity, dtype=np.int8)
+        self.head = 0
+
+    def record(self, games: np.ndarray, seats, positions, actions, obs: np.ndarray) -> None:
+        """Append one decision for each of ``games``."""
+        n = len(games)
+        rows = (self.head + np.arange(n)) % self.capacity
+        if np.any(self.game[rows] >= 0):
+            raise RuntimeError("episode recorder overrun: a hand in progress is longer than the ring allows")
+        self.obs[rows] = pack_obs(obs)
+        self.action[rows], self.position[rows] = actions, positions
+        self.game[rows], self.seat[rows] = games, seats
+        self.head = int((self.head + n) % self.capacity)
+
+    def finish(self, games: np.ndarray, points: np.ndarray) -> dict[str, np.ndarray]:
+        """Samples of every recorded decision of the ended ``games`` (``points``: ``(len(games), 3)``)."""
+        slot = np.full(int(self.game.max(initial=-1)) + 2, -1)
+        slot[games] = np.arange(len(games))
+        rows = np.flatnonzero((self.game >= 0) & (slot[self.game] >= 0))
+        targets = objective_targets(points[slot[self.game[rows]], self.seat[rows]], self.objective)
+        out = {"obs": self.obs[rows], "action": self.action[rows], "position": self.position[rows],
+               "target": targets}
+        self.game[rows] = -1
+        return out
+
+
+class SampleBuffer:
+    """A bounded FIFO of samples: ``put`` chunks, ``take`` batches of a fixed size."""
+
+    def __init__(self, max_size: int):
+        self.max_size = max_size
+        self.parts: list[dict[str, np.ndarray]] = []
+        self.size = 0
+        self.dropped = 0
+
+    def put(self, chunk: dict[str, np.ndarray]) -> None:
+        self.parts.append(chunk)
+        self.size += len(chunk["target"])
+        while self.size - len(self.parts[0]["target"]) >= self.max_size:
+            old = self.parts.pop(0)
+            self.size -= len(old["target"])
+            self.dropped += len(old["target"])
+
+    def take(self, n: int) -> dict[str, np.ndarray] | None:
+        """The ``n`` oldest samples (removed), or None when fewer are held."""
+        if self.size < n:
+            return None
+        used, count = 0, 0
+        while count < n:
+            count += len(self.parts[used]["target"])
+            used += 1
+        joined = concat_samples(self.parts[:used])
+        rest = {k: v[n:] for k, v in joined.items()}
+        self.parts = ([rest] if count > n else []) + self.parts[used:]
+        self.size -= n
+        return {k: v[:n] for k, v in joined.items()}
+
+
+def concat_samples(chunks: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
+    """One chunk of several."""
+    return {k: np.concatenate([c[k] for c in chunks]) for k in SAMPLE_FIELDS}

@@ -1,0 +1,92 @@
+"""DMC checkpoints: written atomically, loaded with ``weights_only=True``, checked.
+
+A checkpoint is a plain dict (tensors, numbers, strings, lists, dicts only)::
+
+    {"format": "doudizhu-dmc", "version": 1,
+     "rules": Rules.to_dict(), "model_config": ModelConfig.to_dict(),
+     "model": state_dict, "optimizer": state_dict or None,
+     "frames": int, "updates": int, "train_config": dict,
+     "rng": {"torch": ByteTensor, "numpy": bit-generator state dict}}
+
+Writing goes to a temporary file in the same folder, flushed and fsynced,
+then renamed over the target: a crash mid-write leaves the previous
+checkpoint whole.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+
+import torch
+
+from agents.dmc import DMCModel, ModelConfig
+from doudizhu_env.rules import Rules
+
+FORMAT, VERSION = "doudizhu-dmc", 1
+
+
+class CheckpointError(ValueError):
+    """A file that is not a usable checkpoint for what was asked."""
+
+
+def save_checkpoint(path: str, model: DMCModel, optimizer=None, **extra) -> None:
+    """Write ``model`` (and optimizer, counters, RNG states in ``extra``) to ``path`` atomically."""
+    data = {
+        "format": FORMAT, "version": VERSION,
+        "rules": model.rules.to_dict(), "model_config": model.cfg.to_dict(),
+        "model": model.state_dict(), "optimizer": optimizer.state_dict() if optimizer else None,
+        **extra,
+    }
+    folder = os.path.dirname(os.path.abspath(path))
+    os.makedirs(folder, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".ckpt-", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            torch.save(data, f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def read_checkpoint(path: str) -> dict:
+    """The checkpoint dict of ``path``, validated (format, version, keys)."""
+    if not os.path.isfile(path):
+        raise CheckpointError(f"no checkpoint file at {path!r}")
+    try:
+        data = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as err:  # torch raises several kinds for corrupt or foreign files
+        raise CheckpointError(f"{path!r} is not a readable torch checkpoint: {err}") from err
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise CheckpointError(f"{path!r} is not a doudizhu DMC checkpoint (expected format {FORMAT!r})")
+    if data.get("version") != VERSION:
+        raise CheckpointError(f"{path!r} has checkpoint version {data.get('version')!r}, expected {VERSION}")
+    for key in ("rules", "model_config", "model"):
+        if key not in data:
+            raise CheckpointError(f"{path!r} lacks the {key!r} entry")
+    return data
+
+
+def load_model(path: str, rules: Rules | None = None, model_config: ModelConfig | None = None) -> DMCModel:
+    """The :class:`DMCModel` stored at ``path``.
+
+    ``rules`` / ``model_config``, when given, must match the checkpoint's;
+    otherwise :class:`CheckpointError` says which differs.
+    """
+    data = read_checkpoint(path)
+    saved_rules = Rules.from_dict(data["rules"])
+    if rules is not None and rules != saved_rules:
+        raise CheckpointError(f"{path!r} was trained under rules {saved_rules}, not {rules}")
+    saved_cfg = ModelConfig(**data["model_config"])
+    if model_config is not None and model_config != saved_cfg:
+        raise CheckpointError(f"{path!r} holds a model of config {saved_cfg}, not {model_config}")
+    model = DMCModel(saved_rules, saved_cfg)
+    try:
+        model.load_state_dict(data["model"])
+    except RuntimeError as err:
+        raise CheckpointError(f"{path!r}: weights do not fit the model: {err}") from err
+    return model

@@ -1,0 +1,250 @@
+"""DMC self-play training of the whole game (bidding, doubling and play), logged to TensorBoard.
+
+Run::
+
+    python -m train.dmc --config configs/default.yaml --max-minutes 5
+    python -m train.dmc --config configs/tiny.yaml --run-name test --total-frames 5000
+    python -m train.dmc --config configs/default.yaml --resume        # continue runs/<run_name>
+
+Every field of :class:`train.config.TrainConfig` can be overridden as
+``--field-name VALUE``. Outputs go to ``<out_dir>/<run_name>/``:
+``checkpoint.pt`` (latest, atomic), TensorBoard event files, and
+``eval.json`` (the last evaluation).
+
+How it works, top to bottom:
+
+1. One :class:`~agents.dmc.DMCModel` (five position networks) lives in
+   shared memory.
+2. ``num_actors`` actor processes (:func:`train.actor.actor_process`) each
+   step ``games_per_actor`` games on the batched engine, choosing for all of
+   them with one forward pass per step (epsilon-greedy), and send chunks of
+   (observation, action, position, Monte-Carlo target) samples through a
+   bounded queue. With ``num_actors: 0`` one actor runs in this process,
+   alternating with the learner, and the whole run is deterministic.
+3. The learner (this process) takes fixed-size batches from a bounded
+   buffer, regresses Q(s, a) on the targets with Adam, and updates the shared
+   weights in place.
+4. Every ``checkpoint_minutes`` a checkpoint; every ``eval_minutes`` an
+   evaluation through the arena against the baselines; at the end both,
+   and the evaluation table is printed.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import sys
+import time
+
+import numpy as np
+import torch
+import torch.multiprocessing as mp
+
+from agents.dmc import DMCAgent, DMCModel
+from doudizhu_env.rules import Rules
+
+from .actor import Actor, actor_process, epsilon_at
+from .buffer import SampleBuffer
+from .checkpoint import CheckpointError, load_model, read_checkpoint, save_checkpoint
+from .config import TrainConfig, parse_args
+from .learner import Learner
+
+
+class Run:
+    """The state of one training run: model, learner, counters, clocks, writer."""
+
+    def __init__(self, cfg: TrainConfig, resume: bool):
+        self.cfg = cfg
+        self.dir = os.path.join(cfg.out_dir, cfg.run_name)
+        self.ckpt_path = os.path.join(self.dir, "checkpoint.pt")
+        self.rules = Rules.preset(cfg.rules)
+        torch.manual_seed(cfg.seed)
+        self.model = DMCModel(self.rules, cfg.model)
+        self.frames, self.updates, self.resumed_from = 0, 0, 0
+        device = cfg.device if cfg.device != "auto" else ("cuda" if torch.cuda.is_available() else "cpu")
+        self.train_model = self.model if device == "cpu" else copy.deepcopy(self.model).to(device)
+        self.learner = Learner(self.train_model, cfg.learning_rate, cfg.max_grad_norm, device)
+        if resume:
+            self._resume()
+        self.model.share_memory()
+        self.buffer = SampleBuffer(cfg.buffer_size)
+        from torch.utils.tensorboard import SummaryWriter
+
+        self.writer = SummaryWriter(self.dir)
+        self.start = time.monotonic()
+        self.last = {"log": self.start, "ckpt": self.start, "eval": self.start, "frames": self.frames}
+        self.stats: dict[str, list[float]] = {}
+
+    def _resume(self):
+        data = read_checkpoint(self.ckpt_path)
+        model = load_model(self.ckpt_path, self.rules, self.cfg.model)
+        self.model.load_state_dict(model.state_dict())
+        self.train_model.load_state_dict(model.state_dict())
+        if data.get("optimizer") is None:
+            raise CheckpointError(f"{self.ckpt_path!r} holds no optimizer state to resume from")
+        self.learner.optimizer.load_state_dict(data["optimizer"])
+        self.frames = self.resumed_from = int(data["frames"])
+        self.updates = self.learner.updates = int(data["updates"])
+        torch.set_rng_state(data["rng"]["torch"])
+
+    # -- bookkeeping -------------------------------------------------------
+
+    def elapsed_minutes(self) -> float:
+        return (time.monotonic() - self.start) / 60.0
+
+    def finished(self) -> bool:
+        cfg = self.cfg
+        out_of_frames = cfg.total_frames and self.frames >= cfg.total_frames
+        out_of_time = cfg.max_minutes and self.elapsed_minutes() >= cfg.max_minutes
+        return bool(out_of_frames or out_of_time)
+
+    def epsilon(self) -> float:
+        cfg = self.cfg
+        return epsilon_at(self.frames, cfg.epsilon, cfg.epsilon_final, cfg.epsilon_decay_frames)
+
+    def train_on_buffer(self) -> None:
+        """Learner updates while the buffer holds a full batch."""
+        while (batch := self.buffer.take(self.cfg.batch_size)) is not None:
+            for key, value in self.learner.update(batch).items():
+                self.stats.setdefault(key, []).append(value)
+            self.updates = self.learner.updates
+            if self.train_model is not self.model:
+                self.model.load_state_dict(self.train_model.state_dict())
+
+    def maybe_log(self, force: bool = False) -> None:
+        now = time.monotonic()
+        if not force and now - self.last["log"] < self.cfg.log_seconds:
+            return
+        step = self.frames
+        for key, values in self.stats.items():
+            self.writer.add_scalar(key, float(np.mean(values)), step)
+        fps = (self.frames - self.last["frames"]) / max(now - self.last["log"], 1e-9)
+        self.writer.add_scalar("perf/frames_per_s", fps, step)
+        self.writer.add_scalar("perf/epsilon", self.epsilon(), step)
+        self.writer.add_scalar("perf/updates", self.updates, step)
+        self.writer.flush()
+        self.stats.clear()
+        self.last.update(log=now, frames=self.frames)
+
+    def checkpoint(self) -> None:
+        save_checkpoint(
+            self.ckpt_path, self.train_model, self.learner.optimizer,
+            frames=int(self.frames), updates=int(self.updates), train_config=self.cfg.to_dict(),
+            rng={"torch": torch.get_rng_state()},
+        )
+        self.last["ckpt"] = time.monotonic()
+
+    def evaluate(self) -> dict:
+        """WP / ADP against each baseline through the arena; logged and written to eval.json."""
+        from .evaluation import evaluate_against
+
+        report = evaluate_against(DMCAgent(self.model), self.rules, self.cfg.eval_opponents,
+                                  self.cfg.eval_deals, seed=self.cfg.seed)
+        for name, figures in report.items():
+            for key, value in figures.items():
+                if key != "table":
+                    self.writer.add_scalar(f"eval/{name}/{key}", value, self.frames)
+        with open(os.path.join(self.dir, "eval.json"), "w") as f:
+            json.dump({"frames": self.frames, "results": report}, f, indent=2)
+        self.last["eval"] = time.monotonic()
+        return report
+
+    def periodic(self) -> None:
+        now = time.monotonic()
+        if now - self.last["ckpt"] >= self.cfg.checkpoint_minutes * 60:
+            self.checkpoint()
+        if self.cfg.eval_minutes and now - self.last["eval"] >= self.cfg.eval_minutes * 60:
+            self.evaluate()
+        self.maybe_log()
+
+
+# -- the two ways of running actors -------------------------------------------
+
+
+def run_inline(run: Run) -> None:
+    """One actor in this process, alternating with the learner: deterministic for a seed."""
+    actor = Actor(run.model, run.cfg.games_per_actor, run.cfg.objective,
+                  np.random.default_rng([run.cfg.seed, 0, run.resumed_from]))
+    while not run.finished():
+        before = actor.frames
+        run.buffer.put(actor.collect(run.cfg.chunk_size, run.epsilon()))
+        run.frames += actor.frames - before
+        run.train_on_buffer()
+        run.periodic()
+
+
+def run_processes(run: Run) -> None:
+    """``num_actors`` actor processes feeding the learner through a bounded queue."""
+    ctx = mp.get_context("spawn")
+    samples, stop = ctx.Queue(maxsize=run.cfg.queue_size), ctx.Event()
+    frames = ctx.Value("q", run.frames)
+    cfg = run.cfg.to_dict()
+    seeds = [[run.cfg.seed, i + 1, run.resumed_from] for i in range(run.cfg.num_actors)]
+    procs = [ctx.Process(target=actor_process, daemon=True, args=(run.model, cfg, s, samples, frames, stop))
+             for s in seeds]
+    for p in procs:
+        p.start()
+    try:
+        while not run.finished():
+            try:
+                run.buffer.put(samples.get(timeout=1.0))
+            except Exception:  # queue.Empty; also re-check the actors
+                if not any(p.is_alive() for p in procs):
+                    raise RuntimeError("all actor processes died") from None
+            run.frames = frames.value
+            run.train_on_buffer()
+            run.periodic()
+    finally:
+        stop.set()
+        while any(p.is_alive() for p in procs):
+            _drain(samples)
+            for p in procs:
+                p.join(timeout=0.2)
+
+
+def _drain(q) -> None:
+    try:
+        while True:
+            q.get_nowait()
+    except Exception:
+        return
+
+
+def train(cfg: TrainConfig, resume: bool = False) -> dict:
+    """Run training to the end of its budget; returns the final evaluation."""
+    torch.set_num_threads(cfg.threads)
+    run = Run(cfg, resume)
+    run.writer.add_text("config", "```\n" + json.dumps(cfg.to_dict(), indent=2) + "\n```", 0)
+    run.writer.add_hparams(_hparams(cfg), {"hparam/frames": 0.0}, run_name=".")
+    (run_inline if cfg.num_actors == 0 else run_processes)(run)
+    run.maybe_log(force=True)
+    run.checkpoint()
+    report = run.evaluate() if cfg.eval_deals else {}
+    run.writer.close()
+    print(f"trained {run.frames:,} frames ({run.updates:,} updates) in {run.elapsed_minutes():.1f} min; "
+          f"checkpoint {run.ckpt_path}")
+    return report
+
+
+def _hparams(cfg: TrainConfig) -> dict:
+    flat = {k: v for k, v in cfg.to_dict().items() if isinstance(v, (int, float, str, bool))}
+    flat.update({f"model.{k}": v for k, v in cfg.model.to_dict().items()})
+    return flat
+
+
+def main(argv=None) -> None:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    resume = "--resume" in argv
+    if resume:
+        argv.remove("--resume")
+    cfg = parse_args(argv)
+    report = train(cfg, resume=resume)
+    if report:
+        from .evaluation import format_table
+
+        print(format_table(report))
+
+
+if __name__ == "__main__":
+    main()
