@@ -186,6 +186,10 @@ def _deal_counts(deal: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return counts[:, :3], counts[:, 3]
 
 
+def _is_seat(x) -> bool:
+    return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_)) and 0 <= x <= 2
+
+
 def deal_from_cards(deal: Deal) -> np.ndarray:
     """The 54 card ids of a scripted :class:`Deal` (suits given in order), validating it."""
     parts = [*deal.hands, deal.hole]
@@ -197,9 +201,9 @@ def deal_from_cards(deal: Deal) -> np.ndarray:
         raise ValueError(f"a deal has hands of 17 cards and 3 hole cards, got sizes {sizes}")
     total = np.sum(counts, axis=0)
     check_counts(total, "the deal as a whole")
-    if not deal.first_bidder in (0, 1, 2):  # noqa: E713
+    if not _is_seat(deal.first_bidder):
         raise ValueError(f"first_bidder must be 0, 1 or 2, got {deal.first_bidder!r}")
-    if deal.landlord not in (None, 0, 1, 2):
+    if deal.landlord is not None and not _is_seat(deal.landlord):
         raise ValueError(f"landlord must be 0, 1, 2 or None, got {deal.landlord!r}")
     next_suit = np.zeros(NUM_RANKS, dtype=np.int64)
     ids = []

@@ -413,3 +413,11 @@ def test_deal_bad_seats_raise(kwargs, match):
 def test_wrong_number_of_deals_raises():
     with pytest.raises(ValueError, match="2 deals for 3 games"):
         reset(0, 3, deals=[BASIC, BASIC])
+
+
+@pytest.mark.parametrize("field", ["first_bidder", "landlord"])
+def test_deal_rejects_bool_seats(field):
+    """Regression: True is not a seat (it used to pass as seat 1)."""
+    deal = dataclasses.replace(BASIC, **{field: True})
+    with pytest.raises(ValueError, match=field):
+        reset(0, 1, deals=[deal])
