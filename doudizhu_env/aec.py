@@ -138,7 +138,10 @@ class raw_env(AECEnv):  # noqa: N801  (PettingZoo's naming)
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        self.state = engine.step(self.state, np.array([action], dtype=np.int64))
+        actions = np.array([action], dtype=np.int64)
+        # the cached mask answers "legal?" at once; the engine's own check names an illegal action
+        known_legal = 0 <= actions[0] < len(self._mask) and self._mask[actions[0]]
+        self.state = engine.step(self.state, actions, check=not known_legal)
         self._cumulative_rewards[agent] = 0.0
         self.rewards = {a: 0.0 for a in self.agents}
         if self.state.done[0]:

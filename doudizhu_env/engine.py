@@ -142,6 +142,8 @@ class State:
         return len(action_table(self.rules))
 
 
+_FIELDS = tuple(f.name for f in dataclasses.fields(State))
+
 # ----------------------------------------------------------------------------
 # Shuffling: a pure function of (key, episode, redeals)
 # ----------------------------------------------------------------------------
@@ -319,20 +321,38 @@ def legal_bits(state: State) -> np.ndarray:
 def is_legal(state: State, actions: np.ndarray) -> np.ndarray:
     """``(B,)`` bool: is each game's action legal for its seat to act? (False for games over.)
 
-    Written directly from the rules, independently of the bitsets: the
-    tests check that both agree.
+    Written directly from the rules (:func:`legal_bid`, :func:`legal_doubling`,
+    :func:`legal_play`), independently of the bitsets: the tests check that
+    both agree.
     """
-    table = action_table(state.rules)
-    a = np.clip(actions, 0, len(table) - 1)
+    actions = np.asarray(actions, dtype=np.int64)
+    ok = np.zeros(state.num_games, dtype=bool)
+    in_range = (actions >= 0) & (actions < state.num_actions)
+    for phase, rule in ((BIDDING, legal_bid), (DOUBLING, legal_doubling), (PLAY, legal_play)):
+        idx = np.flatnonzero((state.phase == phase) & in_range)
+        if len(idx):
+            ok[idx] = rule(state, idx, actions[idx])
+    return ok
+
+
+def legal_bid(state: State, idx: np.ndarray, a: np.ndarray) -> np.ndarray:
+    """A seat bids nothing (``bid0``) or strictly more than the highest bid so far."""
     bid = a - BID0
-    ok_bid = (bid >= 0) & (bid <= 3) & ((bid == 0) | (bid > state.base))
-    ok_double = (a == DOUBLE) | (a == DOUBLE + 1)
-    hand = state.hands[np.arange(state.num_games), state.to_act]
-    ok_play = np.where(a == PASS, ~state.leading, (a >= NUM_SPECIAL) & holds(table, hand, a)
-                       & (state.leading | beats(table, a, state.table_action)))
-    ok = np.select([state.phase == BIDDING, state.phase == DOUBLING, state.phase == PLAY],
-                   [ok_bid, ok_double, ok_play], False)
-    return ok & (actions >= 0) & (actions < len(table))
+    return (bid >= 0) & (bid <= 3) & ((bid == 0) | (bid > state.base[idx]))
+
+
+def legal_doubling(state: State, idx: np.ndarray, a: np.ndarray) -> np.ndarray:
+    """Farmers double or not; the landlord redoubles or not: ``double`` / ``no_double``."""
+    return (a == DOUBLE) | (a == DOUBLE + 1)
+
+
+def legal_play(state: State, idx: np.ndarray, a: np.ndarray) -> np.ndarray:
+    """The leader plays any combination it holds; a follower passes or beats the table with cards it holds."""
+    table = action_table(state.rules)
+    leading = state.table_action[idx] < 0
+    hand = state.hands[idx, state.to_act[idx]]
+    card = (a >= NUM_SPECIAL) & holds(table, hand, a) & (leading | beats(table, a, state.table_action[idx]))
+    return np.where(a == PASS, ~leading, card)
 
 
 def legal_action_mask(state: State) -> np.ndarray:
@@ -373,20 +393,37 @@ def step(state: State, actions, *, auto_reset: bool = False, check: bool = True)
     actions = actions.astype(np.int64)
     if check:
         _check_legal(state, actions)
-    s = {f.name: _copy(getattr(state, f.name)) for f in dataclasses.fields(state)}
-    s["rewards"][:] = 0
-    s["ended"][:] = False
+    s = _Draft(state)
+    s["rewards"] = np.zeros_like(state.rewards)
+    s["ended"] = np.zeros_like(state.ended)
     live = ~state.done
     _record_history(s, np.flatnonzero(live), actions)
     _step_bidding(s, np.flatnonzero(live & (state.phase == BIDDING)), actions)
     _step_doubling(s, np.flatnonzero(live & (state.phase == DOUBLING)), actions)
     _step_play(s, np.flatnonzero(live & (state.phase == PLAY)), actions)
-    new = State(**s)
+    new = s.build()
     return reset_done(new) if auto_reset else new
 
 
-def _copy(x):
-    return x.copy() if isinstance(x, np.ndarray) else x
+class _Draft(dict):
+    """The fields of a state being built from ``source``.
+
+    An array is copied on first access, so a step copies only the arrays it
+    touches and shares the rest with its (unchanged) input state.
+    """
+
+    def __init__(self, source: State):
+        super().__init__()
+        self.source = source
+
+    def __missing__(self, name):
+        value = getattr(self.source, name)
+        value = value.copy() if isinstance(value, np.ndarray) else value
+        self[name] = value
+        return value
+
+    def build(self) -> State:
+        return State(**{n: self[n] if n in self else getattr(self.source, n) for n in _FIELDS})
 
 
 def _check_legal(state: State, actions: np.ndarray) -> None:
@@ -458,7 +495,7 @@ def _restart(s: dict, idx: np.ndarray, cards: np.ndarray, first: np.ndarray, lan
     """Overwrite games ``idx`` with a fresh deal (keeps key, episode, redeals; rewards and ended too)."""
     key, episode, redeals = s["key"][idx], s["episode"][idx], s["redeals"][idx]
     fresh = _new_hands(s["rules"], key, episode, redeals, cards, first, landlord)
-    for name in s:
+    for name in _FIELDS:
         if name not in ("rules", "rewards", "ended"):
             s[name][idx] = getattr(fresh, name)
 
@@ -558,14 +595,14 @@ def reset_done(state: State) -> State:
     idx = np.flatnonzero(state.done)
     if not len(idx):
         return state
-    s = {f.name: _copy(getattr(state, f.name)) for f in dataclasses.fields(state)}
+    s = _Draft(state)
     s["episode"][idx] += 1
     s["redeals"][idx] = 0
     key, episode = s["key"][idx], s["episode"][idx]
     cards = _shuffled_deals(key, episode, s["redeals"][idx])
     first = ((s["first_bidder"][idx] + 1) % 3).astype(np.int8)
     _restart(s, idx, cards, first, _draw_seat(key, episode, 1))
-    return State(**s)
+    return s.build()
 
 
 def escape(state: State, seats) -> State:
@@ -579,16 +616,16 @@ def escape(state: State, seats) -> State:
     if seats.shape != (state.num_games,) or np.any((seats < -1) | (seats > 2)):
         raise ValueError(f"seats must be {state.num_games} values in -1..2, got {seats!r}")
     idx = np.flatnonzero((seats >= 0) & ~state.done)
-    s = {f.name: _copy(getattr(state, f.name)) for f in dataclasses.fields(state)}
-    s["rewards"][:] = 0
-    s["ended"][:] = False
+    s = _Draft(state)
+    s["rewards"] = np.zeros_like(state.rewards)
+    s["ended"] = np.zeros_like(state.ended)
     if len(idx):
         stake = np.where(s["base"][idx] > 0, _stake(s, idx), 1)
         points = np.zeros((len(idx), 3), np.int32)
         points[np.arange(len(idx)), seats[idx]] = -3 * stake
         s["escaped"][idx] = seats[idx]
         _finish(s, idx, points)
-    return State(**s)
+    return s.build()
 
 
 def action_names(state: State, actions) -> list[str]:
@@ -600,5 +637,6 @@ def action_names(state: State, actions) -> list[str]:
 __all__ = [
     "BIDDING", "DOUBLING", "PLAY", "OVER", "NO_SPRING", "SPRING", "REVERSE_SPRING", "MAX_HISTORY",
     "Deal", "State", "IllegalActionError", "reset", "step", "reset_done", "escape",
-    "legal_bits", "legal_action_mask", "is_legal", "legal_actions", "sample_legal", "action_names",
+    "legal_bits", "legal_action_mask", "legal_actions", "sample_legal", "action_names",
+    "is_legal", "legal_bid", "legal_doubling", "legal_play",
 ]

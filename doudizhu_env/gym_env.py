@@ -1,0 +1,421 @@
+"""Dou Dizhu as Gymnasium environments: ``DouDizhu-v0``, one learning seat against fixed opponents.
+
+::
+
+    import gymnasium as gym
+    import doudizhu_env  # registers DouDizhu-v0
+
+    env = gym.make("DouDizhu-v0", seat=0)             # opponents: two uniform random players
+    obs, info = env.reset(seed=42)
+    while True:
+        action = env.action_space.sample(obs["action_mask"])
+        obs, reward, terminated, truncated, info = env.step(action)
+        if terminated or truncated:
+            break
+
+    envs = gym.make_vec("DouDizhu-v0", num_envs=1024)  # DouDizhuVectorEnv: the batched engine
+
+**Episodes.** One episode is one hand, deal to score (redeals after three
+passes included). The learning seat ``seat`` (0, 1 or 2) makes every
+decision of its seat: bids, doubling and card play. Between two of its
+decisions the other two seats act at once, inside :meth:`~DouDizhuEnv.step`
+(and inside :meth:`~DouDizhuEnv.reset` before its first decision), so every
+observation is one where the learning seat is to act, or the last one of
+the hand.
+
+**Opponents.** ``opponents`` is a list of two :class:`agents.base.Agent`-like
+objects (anything with ``act(view) -> actions``): ``opponents[0]`` plays the
+seat after the learner, ``opponents[1]`` the seat before it. Each is called
+with the *seat view* (:func:`doudizhu_env.observation.seat_view`) of the
+games where its seat is to act, so it cannot see hidden cards, and its
+actions are checked (an illegal one raises). The default is two uniform
+random players over the legal actions, seeded from the reset seed;
+opponents you pass keep their own randomness.
+
+**Actions** ``Discrete(A)``: the ids of :func:`doudizhu_env.action_table` for the
+rules in use (13,557 for ``standard``); bids, doubling and pass are ids 0..6.
+An action outside the mask raises
+:class:`~doudizhu_env.engine.IllegalActionError` and changes nothing; with
+``illegal_action="penalty"`` it ends the hand instead, with reward
+``illegal_reward`` and ``info["illegal_action"] = True``.
+
+**Observations** a dict: ``"observation"`` float32 ``(OBS_SIZE,)`` of 0/1 entries, the pieces of
+:data:`doudizhu_env.observation.PIECES` for the learning seat (never anything it
+cannot see), and ``"action_mask"`` int8 ``(A,)``, ones at its legal actions
+(all zeros once the hand is over). ``info["action_mask"]`` is the same mask.
+``info`` also has ``"phase"`` and ``"role"`` (``"landlord"``, ``"landlord_down"``,
+``"landlord_up"`` or ``None`` while bidding), and ``"scores"`` (the points of the
+three seats) at the end of a hand.
+
+**Rewards** at the end of the hand, for the learning seat, per ``reward=``:
+``"score"`` (default: the points of ``docs/rules.md``, 2:1:1 x base x
+multiplier), ``"win"`` (+1 / -1), ``"log_score"`` (sign x log2(1 + |points|)).
+A hand cut after too many redeals is *truncated* with reward 0.
+
+**Arguments** ``seat``, ``opponents``, ``rules`` (a :class:`~doudizhu_env.Rules`
+or preset name), ``reward``, ``render_mode`` (``"ansi"`` or ``"human"``: the table
+as the learning seat sees it), ``illegal_action``, ``illegal_reward``.
+
+**Scripted deals** ``reset(seed=..., options={"deal": {"hands": [h0, h1, h2],
+"hole": "...", "first_bidder": 0}})`` (a :class:`~doudizhu_env.engine.Deal` or its dict).
+
+**Vector environment.** :class:`DouDizhuVectorEnv` (``gym.make_vec("DouDizhu-v0",
+num_envs=B)``) runs B hands on the batched engine, one learning seat per game
+(``seat``: one seat for all games, or a sequence of B seats) against
+opponents, random by default (vectorized, and called once per decision round
+with all the games where their seat is to act: nothing loops over games in
+Python). Observations are ``{"observation": (B, OBS_SIZE) float32, "action_mask":
+(B, A) int8}``, rewards ``(B,)`` float32. It resets finished hands in the
+same step (``metadata["autoreset_mode"] = AutoresetMode.SAME_STEP``): the
+step that ends a hand returns ``terminated`` (or ``truncated``), its reward,
+and already the first observation of the next hand; the last observation of
+the ended hand is in ``info["final_obs"]`` (an object array, entries ``None``
+for games that go on; mask ``info["_final_obs"]``) and the seats' points in
+``info["final_info"]["scores"]``. For self-play (every seat learning), use the
+PettingZoo environment :mod:`doudizhu_env.aec` or the engine directly.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector.utils import batch_space
+
+from . import engine
+from .actions import action_table
+from .engine import PHASE_NAMES, Deal, IllegalActionError
+from .observation import OBS_SIZE, ROLE_NAMES, observe, roles, seat_view
+from .rules import resolve_rules
+
+REWARDS = ("score", "win", "log_score")
+ILLEGAL_ACTIONS = ("raise", "penalty")
+
+def observation_box() -> spaces.Box:
+    """The ``Box`` of one observation vector (every entry is 0 or 1, see :mod:`doudizhu_env.observation`)."""
+    return spaces.Box(0.0, 1.0, (OBS_SIZE,), np.float32)
+
+
+def observation_space(rules=None) -> spaces.Dict:
+    """``Dict(observation=Box, action_mask=Box int8)`` of one seat's observation."""
+    n = len(action_table(resolve_rules(rules)))
+    return spaces.Dict({"observation": observation_box(), "action_mask": spaces.Box(0, 1, (n,), np.int8)})
+
+
+def shape_reward(points, kind: str):
+    """Points -> reward: ``"score"`` (as is), ``"win"`` (sign), ``"log_score"`` (sign x log2(1 + |p|))."""
+    points = np.asarray(points, dtype=np.float32)
+    if kind == "win":
+        return np.sign(points)
+    if kind == "log_score":
+        return (np.sign(points) * np.log2(1.0 + np.abs(points))).astype(np.float32)
+    return points
+
+
+class RandomPolicy:
+    """Uniform over the legal actions (as :class:`agents.base.RandomAgent`), vectorized."""
+
+    name = "random"
+
+    def __init__(self, seed: int | np.random.Generator | None = None):
+        self.rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+
+    def act(self, view: engine.State) -> np.ndarray:
+        return engine.sample_legal(view, self.rng)
+
+
+# ----------------------------------------------------------------------------
+# The shared driver: B games, one learning seat each, opponents in the other seats
+# ----------------------------------------------------------------------------
+
+
+def _take(state: engine.State, idx: np.ndarray) -> engine.State:
+    """The games ``idx`` of ``state`` (copies)."""
+    return engine.State(**{f.name: (v[idx] if isinstance(v := getattr(state, f.name), np.ndarray) else v)
+                           for f in dataclasses.fields(state)})
+
+
+def _put(state: engine.State, idx: np.ndarray, sub: engine.State) -> None:
+    """Write the games of ``sub`` into rows ``idx`` of ``state``, in place (the driver owns its state)."""
+    for f in dataclasses.fields(state):
+        v = getattr(state, f.name)
+        if isinstance(v, np.ndarray):
+            v[idx] = getattr(sub, f.name)
+
+
+class _Driver:
+    """Advances B games until each one's learning seat is to act, recording the hands that end."""
+
+    def __init__(self, seats: np.ndarray, opponents, rules):
+        self.seats = seats
+        self.opponents = list(opponents)
+        if len(self.opponents) != 2 or not all(callable(getattr(o, "act", None)) for o in self.opponents):
+            raise ValueError("opponents must be two objects with an act(view) method (the seat after "
+                             "the learning seat, then the seat before it)")
+        self.rules = rules
+        # our own random policy samples from the legal actions: other opponents' actions are checked
+        self.check = not all(isinstance(o, RandomPolicy) for o in self.opponents)
+
+    def _opponent_actions(self, sub: engine.State, seats: np.ndarray) -> np.ndarray:
+        actions = np.zeros(sub.num_games, dtype=np.int64)
+        if self.opponents[0] is self.opponents[1]:  # one policy for both seats: one call
+            groups = [(self.opponents[0], np.arange(sub.num_games))]
+        else:
+            groups = [(opp, np.flatnonzero(sub.to_act == (seats + 1 + k) % 3))
+                      for k, opp in enumerate(self.opponents)]
+        for opp, games in groups:
+            if not len(games):
+                continue
+            if isinstance(opp, RandomPolicy):  # needs only the acting hand: no view to build
+                view = sub if len(games) == sub.num_games else _take(sub, games)
+            else:
+                view = seat_view(sub, games)
+            actions[games] = np.asarray(opp.act(view), dtype=np.int64)
+        return actions
+
+    def advance(self, state: engine.State, out: dict | None, autoreset: bool) -> engine.State:
+        """Let the opponents act until the learning seat is to act in every game (or its hand is over).
+
+        The first end of each game's hand is recorded in ``out`` (``ended``,
+        ``truncated``, ``points`` (B, 3), ``final`` observations), if given.
+        With ``autoreset`` the hands that end are dealt anew (and played on
+        to the learning seat's turn); without it they stay over. The state is
+        modified in place when only some games move.
+        """
+        if state.done.any():
+            state = self._end(state, np.arange(state.num_games), out, autoreset)
+        while True:
+            pending = np.flatnonzero((state.to_act != self.seats) & ~state.done)
+            if not len(pending):
+                return state
+            full = len(pending) == state.num_games
+            sub = state if full else _take(state, pending)
+            sub = engine.step(sub, self._opponent_actions(sub, self.seats[pending]), check=self.check)
+            if sub.done.any():
+                sub = self._end(sub, pending, out, autoreset)
+            if full:
+                state = sub
+            else:
+                _put(state, pending, sub)
+
+    def _end(self, sub: engine.State, rows: np.ndarray, out: dict | None, autoreset: bool) -> engine.State:
+        """Record the hands of ``sub`` (rows ``rows`` of the batch) that are over; deal them anew if asked."""
+        done = np.flatnonzero(sub.done)
+        if out is not None:
+            first = done[~out["ended"][rows[done]]]  # a game's first end in this step only
+            if len(first):
+                g = rows[first]
+                out["ended"][g] = True
+                out["truncated"][g] = sub.truncated[first]
+                out["points"][g] = sub.scores[first]
+                out["final"][g] = observe(_take(sub, first), self.seats[g])
+        return engine.reset_done(sub) if autoreset else sub
+
+
+def _new_out(n: int) -> dict:
+    return {"ended": np.zeros(n, bool), "truncated": np.zeros(n, bool), "points": np.zeros((n, 3), np.int32),
+            "final": np.zeros((n, OBS_SIZE), np.float32)}
+
+
+def _check_choice(name: str, value, allowed) -> None:
+    if value not in allowed:
+        raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
+
+
+# ----------------------------------------------------------------------------
+# The single-game environment
+# ----------------------------------------------------------------------------
+
+
+class DouDizhuEnv(gymnasium.Env):
+    """One learning seat against two opponents; see the module docstring."""
+
+    metadata = {"render_modes": ["human", "ansi"], "render_fps": 1}
+
+    def __init__(self, seat: int = 0, opponents: Sequence | None = None, rules=None, reward: str = "score",
+                 render_mode: str | None = None, illegal_action: str = "raise", illegal_reward: float = -1.0):
+        if seat not in (0, 1, 2) or isinstance(seat, bool):
+            raise ValueError(f"seat must be 0, 1 or 2, got {seat!r}")
+        _check_choice("reward", reward, REWARDS)
+        _check_choice("render_mode", render_mode, (None, *self.metadata["render_modes"]))
+        _check_choice("illegal_action", illegal_action, ILLEGAL_ACTIONS)
+        self.seat = int(seat)
+        self.rules = resolve_rules(rules)
+        self.reward_kind, self.render_mode = reward, render_mode
+        self.illegal_action, self.illegal_reward = illegal_action, float(illegal_reward)
+        self._default_opponents = opponents is None
+        if opponents is None:
+            opponents = [RandomPolicy(), RandomPolicy()]
+        self._driver = _Driver(np.array([self.seat]), opponents, self.rules)
+        self.action_space = spaces.Discrete(len(action_table(self.rules)))
+        self.observation_space = observation_space(self.rules)
+        self.state: engine.State | None = None
+        self._over = True
+
+    @property
+    def opponents(self) -> list:
+        return self._driver.opponents
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        super().reset(seed=seed)
+        if self._default_opponents and (seed is not None or self.state is None):
+            for opp in self._driver.opponents:
+                opp.rng = np.random.default_rng(self.np_random.integers(0, 2**63 - 1))
+        deals = [Deal.coerce(options["deal"])] if options and "deal" in options else None
+        state = engine.reset(self.np_random, 1, self.rules, deals=deals)
+        # a hand over before the learning seat's first decision (possible only without bidding) is redealt
+        self.state = self._driver.advance(state, None, autoreset=True)
+        self._over = False
+        if self.render_mode == "human":
+            self.render()
+        return self._obs_info()
+
+    def step(self, action):
+        if self.state is None or self._over:
+            raise RuntimeError("the hand is over: call reset() before step()")
+        a = np.asarray(action)
+        if a.shape != () or not np.issubdtype(a.dtype, np.integer):
+            raise IllegalActionError(f"an action is one integer id, got {action!r}")
+        a = a.reshape(1).astype(np.int64)
+        if self.illegal_action == "penalty" and not engine.is_legal(self.state, a)[0]:
+            self._over = True
+            obs, info = self._obs_info()
+            info["illegal_action"] = True
+            return obs, self.illegal_reward, True, False, info
+        state = engine.step(self.state, a)  # raises if illegal, leaving everything as it was
+        out = _new_out(1)
+        self.state = self._driver.advance(state, out, autoreset=False)
+        reward, terminated, truncated = 0.0, False, False
+        if out["ended"][0]:
+            self._over = True
+            truncated = bool(out["truncated"][0])
+            terminated = not truncated
+            reward = float(shape_reward(out["points"][0, self.seat], self.reward_kind))
+        obs, info = self._obs_info()
+        if self._over:
+            info["scores"] = self.state.scores[0].copy()
+        if self.render_mode == "human":
+            self.render()
+        return obs, reward, terminated, truncated, info
+
+    def _obs_info(self):
+        """Observation and info of the learning seat."""
+        s = self.state
+        vec = observe(s, np.array([self.seat]))[0]
+        if self._over:
+            mask = np.zeros(self.action_space.n, np.int8)
+        else:
+            mask = engine.legal_action_mask(s)[0].view(np.int8)
+        info = {"action_mask": mask.copy(), "phase": PHASE_NAMES[s.phase[0]], "role": self._role()}
+        return {"observation": vec, "action_mask": mask}, info
+
+    def _role(self):
+        s = self.state
+        return None if s.landlord[0] < 0 else ROLE_NAMES[int(roles(s, np.array([self.seat]))[0])]
+
+    def render(self):
+        if self.render_mode is None or self.state is None:
+            return None
+        from .aec import render_text  # the same table as the PettingZoo env
+
+        text = render_text(self.state, self.seat)
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
+
+    def close(self):
+        pass
+
+
+# ----------------------------------------------------------------------------
+# The vector environment
+# ----------------------------------------------------------------------------
+
+
+class DouDizhuVectorEnv(VectorEnv):
+    """B games on the batched engine, one learning seat each; see the module docstring."""
+
+    metadata = {"render_modes": [], "autoreset_mode": AutoresetMode.SAME_STEP}
+
+    def __init__(self, num_envs: int = 1, seat: int | Sequence[int] = 0, opponents: Sequence | None = None,
+                 rules=None, reward: str = "score", render_mode: str | None = None):
+        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
+            raise ValueError(f"num_envs must be a positive int, got {num_envs!r}")
+        _check_choice("reward", reward, REWARDS)
+        if render_mode is not None:
+            raise ValueError("the vector environment does not render; use DouDizhuEnv or the PettingZoo env")
+        seats = np.broadcast_to(np.asarray(seat, dtype=np.int64), (num_envs,)).copy()
+        if np.any((seats < 0) | (seats > 2)):
+            raise ValueError(f"seat must be 0..2 or a sequence of {num_envs} seats, got {seat!r}")
+        self.num_envs = int(num_envs)
+        self.seats = seats
+        self.rules = resolve_rules(rules)
+        self.reward_kind, self.render_mode = reward, None
+        self._default_opponents = opponents is None
+        if opponents is None:
+            policy = RandomPolicy()
+            opponents = [policy, policy]
+        self._driver = _Driver(seats, opponents, self.rules)
+        self.single_action_space = spaces.Discrete(len(action_table(self.rules)))
+        self.action_space = spaces.MultiDiscrete(np.full(self.num_envs, self.single_action_space.n))
+        self.single_observation_space = observation_space(self.rules)
+        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
+        self.state: engine.State | None = None
+
+    @property
+    def opponents(self) -> list:
+        return self._driver.opponents
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        """Deal B new hands (``options={"deals": [...]}``: one scripted deal per game)."""
+        if seed is not None or self._np_random is None:
+            if seed is not None and not isinstance(seed, (int, np.integer)):
+                raise TypeError(f"seed must be an int or None, got {seed!r}")
+            self._np_random, self._np_random_seed = gymnasium.utils.seeding.np_random(seed)
+            if self._default_opponents:
+                self._driver.opponents[0].rng = np.random.default_rng(self._np_random.integers(0, 2**63 - 1))
+        deals = options.get("deals") if options else None
+        state = engine.reset(self._np_random, self.num_envs, self.rules, deals=deals)
+        self.state = self._driver.advance(state, None, autoreset=True)
+        obs = self._obs()
+        return obs, {"action_mask": obs["action_mask"]}
+
+    def step(self, actions):
+        if self.state is None:
+            raise RuntimeError("call reset() before step()")
+        actions = np.asarray(actions)
+        if actions.shape != (self.num_envs,) or not np.issubdtype(actions.dtype, np.integer):
+            raise IllegalActionError(f"actions must be {self.num_envs} integer ids, got {actions.dtype} "
+                                     f"{actions.shape}")
+        state = engine.step(self.state, actions.astype(np.int64))  # raises if one is illegal; nothing changed
+        out = _new_out(self.num_envs)
+        self.state = self._driver.advance(state, out, autoreset=True)
+        points = out["points"][np.arange(self.num_envs), self.seats]
+        rewards = shape_reward(points, self.reward_kind).astype(np.float32)
+        truncated = out["truncated"]
+        terminated = out["ended"] & ~truncated
+        obs = self._obs()
+        info = {"action_mask": obs["action_mask"]}
+        ended = np.flatnonzero(out["ended"])
+        if len(ended):
+            final = np.full(self.num_envs, None, dtype=object)
+            empty = np.zeros(self.single_action_space.n, np.int8)
+            for j in ended:  # only the few games that ended: their last observations, one object each
+                final[j] = {"observation": out["final"][j], "action_mask": empty.copy()}
+            info["final_obs"], info["_final_obs"] = final, out["ended"].copy()
+            info["final_info"] = {"scores": out["points"], "_scores": out["ended"].copy()}
+            info["_final_info"] = out["ended"]
+        return obs, rewards, terminated, truncated, info
+
+    def _obs(self) -> dict:
+        s = self.state
+        mask = engine.legal_action_mask(s).view(np.int8)  # bool -> int8 without a copy
+        return {"observation": observe(s, self.seats), "action_mask": mask}
+
+    def close_extras(self, **kwargs):
+        pass
