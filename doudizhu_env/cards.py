@@ -10,7 +10,7 @@ so the 54 physical cards have ids::
     card id = 53                   big joker (D)
 
 Text form: one character per card, ``T`` or ``10`` for ten, case-insensitive,
-spaces, dashes and commas ignored (``"33-44-55"``). Printing is always in rank
+spaces, dashes, commas and plus signs ignored (``"33-44-55"``, ``"777+3+K"``). Printing is always in rank
 order with ``T`` for ten, e.g. ``format_hand(parse_hand("10jqka"))`` gives
 ``"TJQKA"``.
 """
@@ -37,7 +37,7 @@ HAND_SIZE = 17
 HOLE_SIZE = 3
 
 SUIT_CHARS = "SHCD"  # spades, hearts, clubs, diamonds (display only)
-_SEPARATORS = " -,\t"
+_SEPARATORS = " -,+\t"
 
 
 def parse_hand(text: str) -> np.ndarray:

@@ -33,7 +33,8 @@ def beats(table, actions, on_table) -> np.ndarray:
     is_bomb = (actions >= table.bomb_start) & (actions < table.bomb_end)
     table_bomb = (on_table >= table.bomb_start) & (on_table < table.bomb_end)
     bomb_on_plain = is_bomb & ~table_bomb & (on_table != table.rocket)
-    return same_group | bomb_on_plain | (actions == table.rocket)
+    rocket = (actions == table.rocket) & (on_table != table.rocket)
+    return same_group | bomb_on_plain | rocket
 
 
 def _card_action(table, text: str) -> int:
