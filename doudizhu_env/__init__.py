@@ -4,8 +4,6 @@ The full hand (bidding, doubling, play, spring scoring) as a vectorized numpy
 engine, with PettingZoo and Gymnasium environments on top.
 """
 
-import sys as _sys
-
 from .actions import Action, ActionTable, CombType, action_table, type_counts
 from .cards import format_hand, parse_hand
 from .moves import classify, legal_moves
@@ -49,9 +47,9 @@ def __getattr__(name: str):
 def register_envs() -> None:
     """Register ``DouDizhu-v0`` with gymnasium (idempotent; string entry points, nothing else imported).
 
-    Done for you: at once if gymnasium is already imported, else as soon as it
-    is (a one-shot import hook), so ``gymnasium.make("DouDizhu-v0")`` and
-    ``gymnasium.make_vec("DouDizhu-v0", num_envs=...)`` work in either import order.
+    Done for you by ``import doudizhu_env`` when gymnasium is installed, so
+    ``gymnasium.make("DouDizhu-v0")`` and ``gymnasium.make_vec("DouDizhu-v0", num_envs=...)``
+    work after it.
     """
     import gymnasium
 
@@ -63,30 +61,7 @@ def register_envs() -> None:
         )
 
 
-class _RegisterWhenGymnasiumLoads:
-    """A one-shot ``sys.meta_path`` finder: runs :func:`register_envs` right after ``import gymnasium``."""
-
-    def find_spec(self, name, path=None, target=None):
-        if name != "gymnasium":
-            return None
-        import importlib.util
-
-        if self in _sys.meta_path:
-            _sys.meta_path.remove(self)
-        spec = importlib.util.find_spec(name)  # the normal finders (this one is gone)
-        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
-            return spec
-        exec_module = spec.loader.exec_module
-
-        def exec_then_register(module):
-            exec_module(module)
-            register_envs()
-
-        spec.loader.exec_module = exec_then_register
-        return spec
-
-
-if "gymnasium" in _sys.modules:
+try:  # gymnasium is an optional dependency (extra "env"); the core works without it
     register_envs()
-elif not any(isinstance(f, _RegisterWhenGymnasiumLoads) for f in _sys.meta_path):
-    _sys.meta_path.insert(0, _RegisterWhenGymnasiumLoads())
+except ImportError:
+    pass

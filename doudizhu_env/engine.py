@@ -89,6 +89,7 @@ class State:
     """B games of Dou Dizhu. Every field is an array with the batch axis first.
 
     Seats are 0, 1, 2; -1 means "none yet". Card counts are per rank (15).
+    The arrays are read-only: states share the arrays a step leaves unchanged.
     """
 
     rules: Rules
@@ -122,6 +123,13 @@ class State:
     ended: np.ndarray  # (B,) bool the last step (or escape) ended the hand
     rewards: np.ndarray  # (B, 3) float32 points won by each seat at the last step
     scores: np.ndarray  # (B, 3) int32 final points of the hand (0 until it is over)
+
+    def __post_init__(self):
+        # States share arrays (a step copies only what it changes), so they are read-only.
+        for name in _FIELDS:
+            value = getattr(self, name)
+            if isinstance(value, np.ndarray):
+                value.flags.writeable = False
 
     @property
     def num_games(self) -> int:

@@ -139,12 +139,20 @@ def _take(state: engine.State, idx: np.ndarray) -> engine.State:
                            for f in dataclasses.fields(state)})
 
 
-def _put(state: engine.State, idx: np.ndarray, sub: engine.State) -> None:
-    """Write the games of ``sub`` into rows ``idx`` of ``state``, in place (the driver owns its state)."""
+def _merged(state: engine.State, idx: np.ndarray, taken: engine.State, sub: engine.State) -> engine.State:
+    """``state`` with rows ``idx`` replaced by ``sub``, the games ``taken = _take(state, idx)`` stepped.
+
+    States share arrays (the engine copies on write), so nothing is written in
+    place: each field the step replaced is copied, then updated.
+    """
+    changes = {}
     for f in dataclasses.fields(state):
-        v = getattr(state, f.name)
-        if isinstance(v, np.ndarray):
-            v[idx] = getattr(sub, f.name)
+        new = getattr(sub, f.name)
+        if isinstance(new, np.ndarray) and new is not getattr(taken, f.name):
+            merged = getattr(state, f.name).copy()
+            merged[idx] = new
+            changes[f.name] = merged
+    return dataclasses.replace(state, **changes)
 
 
 class _Driver:
@@ -183,8 +191,8 @@ class _Driver:
         The first end of each game's hand is recorded in ``out`` (``ended``,
         ``truncated``, ``points`` (B, 3), ``final`` observations), if given.
         With ``autoreset`` the hands that end are dealt anew (and played on
-        to the learning seat's turn); without it they stay over. The state is
-        modified in place when only some games move.
+        to the learning seat's turn); without it they stay over. No state is
+        modified: the result is a new one.
         """
         if state.done.any():
             state = self._end(state, np.arange(state.num_games), out, autoreset)
@@ -193,14 +201,11 @@ class _Driver:
             if not len(pending):
                 return state
             full = len(pending) == state.num_games
-            sub = state if full else _take(state, pending)
-            sub = engine.step(sub, self._opponent_actions(sub, self.seats[pending]), check=self.check)
+            taken = state if full else _take(state, pending)
+            sub = engine.step(taken, self._opponent_actions(taken, self.seats[pending]), check=self.check)
             if sub.done.any():
                 sub = self._end(sub, pending, out, autoreset)
-            if full:
-                state = sub
-            else:
-                _put(state, pending, sub)
+            state = sub if full else _merged(state, pending, taken, sub)
 
     def _end(self, sub: engine.State, rows: np.ndarray, out: dict | None, autoreset: bool) -> engine.State:
         """Record the hands of ``sub`` (rows ``rows`` of the batch) that are over; deal them anew if asked."""

@@ -1,0 +1,182 @@
+"""Environment throughput: the PettingZoo AEC env vs. rlcard's env, and the Gymnasium vector env.
+
+Workloads (standard rules, full hands with bidding and doubling; one process):
+
+* ``aec``: random play through the AEC API of ``doudizhu_v0`` exactly as a user
+  writes it: ``agent_iter``, ``last`` (observation dict with the action mask),
+  ``step``, each action drawn uniformly from the mask. Figure: steps/s, a step
+  being one decision (bid, double or play; the dead steps that end a hand are
+  not counted), side by side with rlcard's ``rlcard.make("doudizhu")`` stepped
+  with random legal action ids (card play only, it has no bidding), from
+  :func:`benchmarks.peers.rlcard_env` (run in this interpreter if rlcard is
+  importable, else in ``.venv-peers``).
+* ``gym``: the single-seat Gymnasium env ``DouDizhu-v0`` (the learner against two
+  random opponents), learner steps/s.
+* ``vector``: ``DouDizhuVectorEnv`` at B = 1024, learner seat 0 against random
+  opponents, actions drawn from the observed masks (vectorized). Figures:
+  learner decisions/s (B x steps/s) and all decisions/s (the opponents' too).
+
+Every figure is the median of ``--repeats`` runs. Run::
+
+    python -m benchmarks.env                      # ~1 minute
+    python -m benchmarks.env --json env.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import time
+
+import numpy as np
+
+from benchmarks.engine import measure_peer
+from doudizhu_env.gym_env import DouDizhuEnv, DouDizhuVectorEnv, RandomPolicy
+
+TARGET_VS_RLCARD = 5.0
+
+
+def aec_random_play(seconds: float, seed: int) -> dict:
+    """Random play through the AEC API for about ``seconds``."""
+    from doudizhu_env import env
+
+    game = env()
+    rng = np.random.default_rng(seed)
+    game.reset(seed=seed)
+    _play_aec_hand(game, rng)  # warm-up: caches, tables
+    steps = games = 0
+    start = time.perf_counter()
+    while (elapsed := time.perf_counter() - start) < seconds:
+        game.reset()
+        steps += _play_aec_hand(game, rng)
+        games += 1
+    return {"games": games, "steps": steps, "seconds": elapsed, "steps_per_s": steps / elapsed,
+            "games_per_s": games / elapsed}
+
+
+def _play_aec_hand(game, rng) -> int:
+    steps = 0
+    for _agent in game.agent_iter():
+        obs, _reward, termination, truncation, _info = game.last()
+        if termination or truncation:
+            action = None
+        else:
+            legal = np.flatnonzero(obs["action_mask"])
+            action = int(legal[rng.integers(len(legal))])
+            steps += 1
+        game.step(action)
+    return steps
+
+
+def gym_random_play(seconds: float, seed: int) -> dict:
+    """The single-seat Gymnasium env, masked random actions, for about ``seconds``."""
+    env = DouDizhuEnv(seat=0)
+    rng = np.random.default_rng(seed)
+    obs, _ = env.reset(seed=seed)
+    steps = games = 0
+    start = time.perf_counter()
+    while (elapsed := time.perf_counter() - start) < seconds:
+        legal = np.flatnonzero(obs["action_mask"])
+        obs, _, terminated, truncated, _ = env.step(int(legal[rng.integers(len(legal))]))
+        steps += 1
+        if terminated or truncated:
+            games += 1
+            obs, _ = env.reset()
+    return {"games": games, "steps": steps, "seconds": elapsed, "steps_per_s": steps / elapsed,
+            "games_per_s": games / elapsed}
+
+
+def sample_masks(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """One uniformly random legal action per row of a ``(B, A)`` 0/1 mask, vectorized."""
+    num, width = mask.shape
+    flat = np.flatnonzero(mask.view(bool) if mask.dtype == np.int8 else mask.astype(bool))
+    bounds = np.searchsorted(flat, np.arange(num + 1) * width)  # each row's legal ids, in order
+    starts, counts = bounds[:-1], np.diff(bounds)
+    return flat[starts + (rng.random(num) * counts).astype(np.int64)] - np.arange(num) * width
+
+
+def vector_random_play(num_envs: int, seconds: float, seed: int) -> dict:
+    """``DouDizhuVectorEnv(num_envs)`` with masked random actions for about ``seconds``."""
+    counter = _CountingRandom(seed + 1)
+    envs = DouDizhuVectorEnv(num_envs, opponents=[counter, counter])  # random opponents that count
+    rng = np.random.default_rng(seed)
+    obs, _ = envs.reset(seed=seed)
+    obs, *_ = envs.step(sample_masks(obs["action_mask"], rng))  # warm-up
+    steps = games = 0
+    counter.count = 0
+    env_time = 0.0
+    start = time.perf_counter()
+    while (elapsed := time.perf_counter() - start) < seconds:
+        actions = sample_masks(obs["action_mask"], rng)
+        t = time.perf_counter()
+        obs, _, terminated, truncated, _ = envs.step(actions)
+        env_time += time.perf_counter() - t
+        steps += 1
+        games += int((terminated | truncated).sum())
+    decisions = steps * num_envs
+    return {"batch": num_envs, "steps": steps, "games": games, "seconds": elapsed,
+            "decisions_per_s": decisions / elapsed, "decisions_per_s_env_only": decisions / env_time,
+            "all_seat_decisions_per_s": (decisions + counter.count) / elapsed, "games_per_s": games / elapsed}
+
+
+class _CountingRandom(RandomPolicy):
+    """The vector env's default random opponent, counting its decisions."""
+
+    count = 0
+
+    def act(self, view):
+        self.count += view.num_games
+        return super().act(view)
+
+
+def _median(fn, repeats: int, keys) -> dict:
+    runs = [fn(seed) for seed in range(repeats)]
+    return {**{k: statistics.median(r[k] for r in runs) for k in keys if k in runs[0]}, "runs": runs}
+
+
+def main(argv=None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=3.0, help="wall time per measurement")
+    parser.add_argument("--repeats", type=int, default=3, help="runs per figure (the median is shown)")
+    parser.add_argument("--batch", type=int, default=1024, help="games of the vector env")
+    parser.add_argument("--no-peers", action="store_true", help="skip rlcard")
+    parser.add_argument("--json", help="write the figures as JSON to this path")
+    args = parser.parse_args(argv)
+    secs, reps = args.seconds, args.repeats
+
+    result = {"workload": "random legal actions, full hands, standard rules", "cpu_count": os.cpu_count()}
+    result["aec"] = _median(lambda s: aec_random_play(secs, s), reps, ("steps_per_s", "games_per_s"))
+    print(f"  doudizhu_v0 (AEC API):   {result['aec']['steps_per_s']:>12,.0f} steps/s", flush=True)
+    if not args.no_peers:
+        try:
+            result["rlcard_env"] = _median(lambda s: measure_peer("rlcard_env", secs, s), reps,
+                                           ("steps_per_s", "games_per_s"))
+        except (ImportError, RuntimeError) as err:
+            print(f"  rlcard_env: skipped ({err})")
+    if "rlcard_env" in result:
+        ratio = result["aec"]["steps_per_s"] / result["rlcard_env"]["steps_per_s"]
+        met = ratio >= TARGET_VS_RLCARD
+        result["aec_vs_rlcard"] = {"ratio": ratio, "target": TARGET_VS_RLCARD, "met": met}
+        print(f"  rlcard env:              {result['rlcard_env']['steps_per_s']:>12,.0f} steps/s"
+              f"   (ours x{ratio:.2f}, target x{TARGET_VS_RLCARD:g})", flush=True)
+    result["gym"] = _median(lambda s: gym_random_play(secs, s), reps, ("steps_per_s", "games_per_s"))
+    print(f"  DouDizhu-v0 (one seat):  {result['gym']['steps_per_s']:>12,.0f} learner steps/s", flush=True)
+    result["vector"] = _median(lambda s: vector_random_play(args.batch, secs, s), reps,
+                               ("decisions_per_s", "decisions_per_s_env_only", "all_seat_decisions_per_s",
+                                "games_per_s"))
+    v = result["vector"]
+    print(f"  vector env B={args.batch}:      {v['decisions_per_s']:>12,.0f} learner decisions/s "
+          f"({v['decisions_per_s_env_only']:,.0f} in env.step alone; {v['all_seat_decisions_per_s']:,.0f} "
+          f"decisions/s of all seats; {v['games_per_s']:,.0f} hands/s)", flush=True)
+    result["max_rss_bytes"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(result, f, indent=2)
+    return result
+
+
+if __name__ == "__main__":
+    main()
