@@ -39,8 +39,10 @@ from doudizhu_env.observation import (
 from .base import Agent
 
 POSITIONS = ("bidding", "doubling", "landlord", "landlord_down", "landlord_up")
-_HISTORY = piece_slice("history")
-_MOVE_SIZE = (_HISTORY.stop - _HISTORY.start) // HISTORY_MOVES
+_HISTORY_CARDS, _HISTORY_SEATS = piece_slice("history_cards"), piece_slice("history_seats")
+_MOVE_CARDS = (_HISTORY_CARDS.stop - _HISTORY_CARDS.start) // HISTORY_MOVES
+_MOVE_SEATS = (_HISTORY_SEATS.stop - _HISTORY_SEATS.start) // HISTORY_MOVES
+_NOT_HISTORY = np.setdiff1d(np.arange(OBS_SIZE), np.r_[_HISTORY_CARDS, _HISTORY_SEATS])
 
 
 def positions(state: engine.State) -> np.ndarray:
@@ -74,20 +76,24 @@ class QNet(nn.Module):
 
     def __init__(self, cfg: ModelConfig):
         super().__init__()
-        flat = OBS_SIZE - (_HISTORY.stop - _HISTORY.start)
+        flat = len(_NOT_HISTORY)
         self.state_mlp = nn.Sequential(nn.Linear(flat, cfg.hidden), nn.ReLU(),
                                        nn.Linear(cfg.hidden, cfg.hidden), nn.ReLU())
-        self.lstm = nn.LSTM(_MOVE_SIZE, cfg.lstm_hidden, batch_first=True)
+        self.lstm = nn.LSTM(_MOVE_CARDS + _MOVE_SEATS, cfg.lstm_hidden, batch_first=True)
         self.state_out = nn.Sequential(nn.Linear(cfg.hidden + cfg.lstm_hidden, cfg.hidden), nn.ReLU())
         self.action_mlp = nn.Sequential(nn.Linear(ACTION_SIZE, cfg.action_hidden), nn.ReLU())
         self.state_proj = nn.Linear(cfg.hidden, cfg.head_hidden)
         self.action_proj = nn.Linear(cfg.action_hidden, cfg.head_hidden, bias=False)
         self.out = nn.Linear(cfg.head_hidden, 1)
+        self.register_buffer("not_history", torch.from_numpy(_NOT_HISTORY), persistent=False)
 
     def encode_state(self, obs: torch.Tensor) -> torch.Tensor:
         """``(N, OBS_SIZE)`` -> ``(N, head_hidden)``: U e(s) + b."""
-        flat = torch.cat([obs[:, : _HISTORY.start], obs[:, _HISTORY.stop :]], dim=1)
-        moves = obs[:, _HISTORY].reshape(len(obs), HISTORY_MOVES, _MOVE_SIZE).flip(1)  # oldest first
+        n = len(obs)
+        flat = obs[:, self.not_history]
+        moves = torch.cat([obs[:, _HISTORY_CARDS].reshape(n, HISTORY_MOVES, _MOVE_CARDS),
+                           obs[:, _HISTORY_SEATS].reshape(n, HISTORY_MOVES, _MOVE_SEATS)], dim=2)
+        moves = moves.flip(1)  # oldest move first
         _, (h, _) = self.lstm(moves)
         e = self.state_out(torch.cat([self.state_mlp(flat), h[-1]], dim=1))
         return self.state_proj(e)
@@ -141,9 +147,12 @@ class DMCAgent(Agent):
 
     name = "dmc"
 
-    def __init__(self, model: DMCModel, epsilon: float = 0.0, rng: np.random.Generator | None = None):
+    def __init__(self, model: DMCModel, epsilon: float = 0.0, rng: np.random.Generator | None = None,
+                 bidding_epsilon: float | None = None):
         self.model = model
         self.epsilon = epsilon
+        self.bidding_epsilon = bidding_epsilon
+        """Exploration at the bidding position (default: ``epsilon``)."""
         self.rng = rng or np.random.default_rng(0)
 
     def act(self, view: engine.State) -> np.ndarray:
@@ -165,7 +174,9 @@ class DMCAgent(Agent):
             q = self.model.q_values(torch.from_numpy(obs), pos, ids, seg).numpy()
             live_offsets = np.concatenate([offsets[live], [offsets[-1]]])
             actions[live] = ids[segment_argmax(q, live_offsets)]
-            explore = self.rng.random(state.num_games) < self.epsilon
+            eps = np.where(pos == 0, self.epsilon if self.bidding_epsilon is None else self.bidding_epsilon,
+                           self.epsilon)
+            explore = self.rng.random(state.num_games) < eps
             if explore.any():
                 actions = np.where(explore & (pos >= 0), engine.sample_legal(state, self.rng), actions)
         return actions, obs, pos

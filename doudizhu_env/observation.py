@@ -7,32 +7,33 @@ that plays after it) and ``prev`` (the seat before it). Cards are encoded as
 54 bits, four per rank from 3 to 2 (bit k set when at least k + 1 cards of
 that rank are there) and one per joker.
 
-========================  =====  =====================================================
-piece                     size   meaning
-========================  =====  =====================================================
-``hand``                  54     the observer's own cards
-``role``                  3      one-hot: landlord, farmer after the landlord
-                                 (``landlord_down``), farmer before it
-                                 (``landlord_up``); zeros while bidding
-``phase``                 4      one-hot: bidding, doubling, play, over
-``landlord``              3      which relative seat (self, next, prev) is landlord
-``bids``                  15     per relative seat, one-hot: not yet, 0, 1, 2, 3
-``doubles``               9      per relative seat, one-hot: not asked, no, yes
-``base``                  4      one-hot: the highest bid so far, 0..3
-``multiplier``            16     one-hot: log2 of the multiplier so far (0..15, capped)
-``hole``                  54     the hole cards once shown (zeros while bidding)
-``played``                162    cards played so far by self, next, prev
-``unseen``                54     cards the observer cannot place: the deck minus
-                                 its hand and every card played (the other two
-                                 hands, and the hole cards until they are taken)
-``cards_left``            63     per relative seat, one-hot number of cards 0..20
-``to_beat``               54     the combination on the table (zeros when leading)
-``to_beat_seat``          3      who played it (relative seat; zeros when leading)
-``bombs``                 5      one-hot: bombs and rocket played so far (0..4, capped)
-``history``               855    the last 15 moves, most recent first, each 54
-                                 card bits and a 3-way relative seat one-hot
-                                 (a pass is a move with no cards)
-========================  =====  =====================================================
+The card pieces come first (22 blocks of 54 bits), then the one-hot pieces:
+
+=================  =====  ============================================================
+piece              size   meaning
+=================  =====  ============================================================
+``hand``           54     the observer's own cards
+``hole``           54     the hole cards once shown (zeros while bidding)
+``played``         162    cards played so far by self, next, prev
+``unseen``         54     cards the observer cannot place: the deck minus its hand
+                          and every card played (the other two hands, and the hole
+                          cards until they are taken)
+``to_beat``        54     the combination on the table (zeros when leading)
+``history_cards``  810    the cards of the last 15 moves, most recent first (a pass
+                          or a bid is a move with no cards)
+``role``           3      landlord, farmer after the landlord (``landlord_down``),
+                          farmer before it (``landlord_up``); zeros while bidding
+``phase``          4      bidding, doubling, play, over
+``landlord``       3      which relative seat (self, next, prev) is landlord
+``bids``           15     per relative seat: not yet, 0, 1, 2, 3
+``doubles``        9      per relative seat: not asked, no, yes
+``base``           4      the highest bid so far, 0..3
+``multiplier``     16     log2 of the multiplier so far (0..15, capped)
+``cards_left``     63     per relative seat, the number of cards in hand 0..20
+``to_beat_seat``   3      who played the combination on the table (zeros when leading)
+``bombs``          5      bombs and rocket played so far (0..4, capped)
+``history_seats``  45     per move of ``history_cards``, who made it (relative seat)
+=================  =====  ============================================================
 
 Every entry is 0 or 1, so observations can be stored as packed bits.
 
@@ -54,30 +55,27 @@ from .engine import PLAY, State
 HISTORY_MOVES = 15
 CARD_BITS = 54
 
-PIECES: tuple[tuple[str, int], ...] = (
-    ("hand", CARD_BITS),
-    ("role", 3),
-    ("phase", 4),
-    ("landlord", 3),
-    ("bids", 3 * 5),
-    ("doubles", 3 * 3),
-    ("base", 4),
-    ("multiplier", 16),
-    ("hole", CARD_BITS),
-    ("played", 3 * CARD_BITS),
-    ("unseen", CARD_BITS),
-    ("cards_left", 3 * 21),
-    ("to_beat", CARD_BITS),
-    ("to_beat_seat", 3),
-    ("bombs", 5),
-    ("history", HISTORY_MOVES * (CARD_BITS + 3)),
+#: Card pieces: (name, number of 54-bit blocks).
+CARD_PIECES = (("hand", 1), ("hole", 1), ("played", 3), ("unseen", 1), ("to_beat", 1),
+               ("history_cards", HISTORY_MOVES))
+#: One-hot pieces: (name, number of slots, categories per slot).
+ONE_HOT_PIECES = (("role", 1, 3), ("phase", 1, 4), ("landlord", 1, 3), ("bids", 3, 5), ("doubles", 3, 3),
+                  ("base", 1, 4), ("multiplier", 1, 16), ("cards_left", 3, 21), ("to_beat_seat", 1, 3),
+                  ("bombs", 1, 5), ("history_seats", HISTORY_MOVES, 3))
+PIECES: tuple[tuple[str, int], ...] = tuple(
+    [(name, blocks * CARD_BITS) for name, blocks in CARD_PIECES]
+    + [(name, slots * size) for name, slots, size in ONE_HOT_PIECES]
 )
 OBS_SIZE = sum(size for _, size in PIECES)
+CARD_BLOCKS = sum(blocks for _, blocks in CARD_PIECES)
 _OFFSETS = {}
 _pos = 0
 for _name, _size in PIECES:
     _OFFSETS[_name] = slice(_pos, _pos + _size)
     _pos += _size
+# column of category 0 of every one-hot slot, and the number of categories
+_SLOT_START = np.concatenate([_OFFSETS[n].start + size * np.arange(k) for n, k, size in ONE_HOT_PIECES])
+_SLOT_SIZE = np.concatenate([np.full(k, size) for _, k, size in ONE_HOT_PIECES])
 ROLE_NAMES = ("landlord", "landlord_down", "landlord_up")
 
 # card bit j is set when the count of rank _CARD_COLUMNS[j] exceeds _CARD_LEVEL[j]
@@ -117,53 +115,63 @@ def _one_hot(values: np.ndarray, size: int) -> np.ndarray:
 def observe(state: State, seats=None) -> np.ndarray:
     """``(B, OBS_SIZE)`` float32 observations of ``seats`` (default: the seat to act) in each game."""
     n = state.num_games
-    seats = state.to_act if seats is None else np.broadcast_to(np.asarray(seats), (n,))
-    rows = np.arange(n)
-    rel = relative_seats(seats)  # (B, 3)
-    rows3 = rows[:, None]
+    seats = state.to_act.astype(np.int64) if seats is None else np.broadcast_to(np.asarray(seats), (n,))
     out = np.zeros((n, OBS_SIZE), dtype=np.float32)
-
-    def put(name, value):
-        out[:, _OFFSETS[name]] = value.reshape(n, -1)
-
-    hand = state.hands[rows, seats]
-    put("hand", card_bits(hand))
-    put("role", _one_hot(roles(state, seats), 3))
-    put("phase", _one_hot(state.phase.astype(np.int64), 4))
-    put("landlord", (rel == state.landlord[:, None]).astype(np.float32))
-    put("bids", _one_hot(state.bids[rows3, rel].astype(np.int64) + 1, 5))
-    put("doubles", _one_hot(state.doubles[rows3, rel].astype(np.int64) + 1, 3))
-    put("base", _one_hot(state.base.astype(np.int64), 4))
-    put("multiplier", _one_hot(np.minimum(np.log2(state.multiplier).astype(np.int64), 15), 16))
-    shown = (state.landlord >= 0)[:, None]
-    put("hole", card_bits(state.hole * shown))
-    put("played", card_bits(state.played[rows3, rel]))
-    put("unseen", card_bits(DECK_COUNTS - hand - state.played.sum(axis=1)))
-    left = state.hands[rows3, rel].sum(axis=2)
-    put("cards_left", _one_hot(left.astype(np.int64), 21))
-    table = action_table(state.rules)
-    leading = state.leading | (state.phase != PLAY)
-    to_beat = np.where(leading[:, None], 0, table.counts[np.maximum(state.table_action, 0)])
-    put("to_beat", card_bits(to_beat))
-    put("to_beat_seat", np.where(leading[:, None], 0, rel == state.table_seat[:, None]).astype(np.float32))
-    put("bombs", _one_hot(np.minimum(state.bombs.astype(np.int64) + state.rocket, 4), 5))
-    put("history", _history(state, seats, table))
+    last = _last_moves(state)
+    out[:, : CARD_BLOCKS * CARD_BITS] = card_bits(_card_counts(state, seats, last)).reshape(n, -1)
+    values = _one_hot_values(state, seats, last)  # (B, slots), -1 = none
+    valid = (values >= 0) & (values < _SLOT_SIZE)
+    rows, slots = np.nonzero(valid)
+    out[rows, _SLOT_START[slots] + values[rows, slots]] = 1.0
     return out
 
 
-def _history(state: State, seats: np.ndarray, table) -> np.ndarray:
-    """``(B, 15, 57)`` the last moves, most recent first: card bits and relative seat."""
+def _card_counts(state: State, seats: np.ndarray, last) -> np.ndarray:
+    """``(B, 22, 15)`` rank counts of the card pieces, in :data:`CARD_PIECES` order."""
     n = state.num_games
-    k = np.arange(HISTORY_MOVES)
-    pos = state.history_len[:, None].astype(np.int64) - 1 - k[None, :]  # (B, K)
+    rows = np.arange(n)
+    rel = relative_seats(seats)
+    hand = state.hands[rows, seats]
+    hole = state.hole * (state.landlord >= 0)[:, None]
+    leading = state.leading | (state.phase != PLAY)
+    table = action_table(state.rules)
+    to_beat = table.counts[np.maximum(state.table_action, 0)] * ~leading[:, None]
+    moves, _, valid = last
+    history = table.counts[np.maximum(moves, 0)] * valid[..., None]
+    return np.concatenate([
+        hand[:, None], hole[:, None], state.played[rows[:, None], rel],
+        (DECK_COUNTS - hand - state.played.sum(axis=1))[:, None], to_beat[:, None], history,
+    ], axis=1)
+
+
+def _one_hot_values(state: State, seats: np.ndarray, last) -> np.ndarray:
+    """``(B, slots)`` category of every one-hot slot, in :data:`ONE_HOT_PIECES` order (-1 = none)."""
+    rows = np.arange(state.num_games)[:, None]
+    rel = relative_seats(seats)
+    landlord = state.landlord.astype(np.int64)
+    leading = state.leading | (state.phase != PLAY)
+    _, who, valid = last
+    return np.concatenate([
+        roles(state, seats)[:, None],
+        state.phase[:, None],
+        np.where(landlord >= 0, (landlord - seats) % 3, -1)[:, None],
+        state.bids[rows, rel] + 1,
+        state.doubles[rows, rel] + 1,
+        state.base[:, None],
+        np.minimum(np.log2(state.multiplier).astype(np.int64), 15)[:, None],
+        state.hands[rows, rel].sum(axis=2),
+        np.where(leading, -1, (state.table_seat - seats) % 3)[:, None],
+        np.minimum(state.bombs.astype(np.int64) + state.rocket, 4)[:, None],
+        np.where(valid, (who - seats[:, None]) % 3, -1),
+    ], axis=1, dtype=np.int64)
+
+
+def _last_moves(state: State) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(B, 15)`` action ids and seats of the last moves, most recent first, and which exist."""
+    pos = state.history_len[:, None].astype(np.int64) - 1 - np.arange(HISTORY_MOVES)
     valid = pos >= 0
-    pos = np.maximum(pos, 0)
-    rows = np.arange(n)[:, None]
-    moves = state.history[rows, pos].astype(np.int64)
-    who = state.history_seat[rows, pos].astype(np.int64)
-    counts = table.counts[np.maximum(moves, 0)] * valid[..., None]
-    seat_rel = np.where(valid, (who - seats[:, None]) % 3, -1)
-    return np.concatenate([card_bits(counts), _one_hot(seat_rel, 3)], axis=-1)
+    rows, pos = np.arange(state.num_games)[:, None], np.maximum(pos, 0)
+    return state.history[rows, pos].astype(np.int64), state.history_seat[rows, pos].astype(np.int64), valid
 
 
 def seat_view(state: State, games=None, seats=None) -> State:
