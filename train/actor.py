@@ -30,8 +30,9 @@ def epsilon_at(frames: int, start: float, final: float, decay_frames: int) -> fl
 class Actor:
     """Steps ``num_games`` self-play games and yields Monte-Carlo samples."""
 
-    def __init__(self, model: DMCModel, num_games: int, objective: str, rng: np.random.Generator):
-        self.agent = DMCAgent(model, rng=rng)
+    def __init__(self, model: DMCModel, num_games: int, objective: str, rng: np.random.Generator,
+                 bidding_epsilon: float | None = None):
+        self.agent = DMCAgent(model, rng=rng, bidding_epsilon=bidding_epsilon)
         self.rng = rng
         self.state = engine.reset(rng, num_games, model.rules)
         self.recorder = EpisodeRecorder(num_games, objective)
@@ -71,7 +72,8 @@ def actor_process(model: DMCModel, cfg: dict, seed_seq: list[int], samples, fram
     ``frames`` is a shared counter of decisions made by all actors.
     """
     torch.set_num_threads(cfg["threads"])
-    actor = Actor(model, cfg["games_per_actor"], cfg["objective"], np.random.default_rng(seed_seq))
+    actor = Actor(model, cfg["games_per_actor"], cfg["objective"], np.random.default_rng(seed_seq),
+                  cfg["bidding_epsilon"])
     while not stop.is_set():
         eps = epsilon_at(frames.value, cfg["epsilon"], cfg["epsilon_final"], cfg["epsilon_decay_frames"])
         before = actor.frames

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import re
 import typing
 from dataclasses import dataclass, field
 
@@ -17,6 +18,7 @@ import yaml
 from agents.dmc import ModelConfig
 
 OBJECTIVES = ("adp", "wp", "logadp")
+_FLOAT = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
 
 
 class ConfigError(ValueError):
@@ -47,6 +49,10 @@ class TrainConfig:
     """Exploration at ``epsilon_decay_frames`` and after (linear in between)."""
     epsilon_decay_frames: int = 2_000_000
     """Frames over which epsilon decays."""
+    bidding_epsilon: float = 0.2
+    """Exploration at bidding decisions (constant). Higher than ``epsilon``: a policy that
+    learns to pass everywhere otherwise spends its frames on redeals, and landlord play
+    needs landlords."""
     batch_size: int = 1024
     """Samples per learner update."""
     learning_rate: float = 3e-4
@@ -105,6 +111,8 @@ def _check_type(key: str, value, hint):
         return [_check_type(f"{key}[{i}]", v, item) for i, v in enumerate(value)]
     if hint is float and isinstance(value, int) and not isinstance(value, bool):
         return float(value)
+    if hint is float and isinstance(value, str) and _FLOAT.fullmatch(value.strip()):
+        return float(value)  # YAML 1.1 (PyYAML) reads 1e-4 (no dot) as a string
     if isinstance(value, bool) != (hint is bool) or not isinstance(value, hint):
         raise ConfigError(f"config key {key!r} must be {hint.__name__}, got {type(value).__name__} {value!r}")
     return value
@@ -171,7 +179,12 @@ def load_config(path: str | None = None, overrides: dict | None = None) -> Train
         if not isinstance(data, dict):
             raise ConfigError(f"{path}: expected a mapping of config keys, got {type(data).__name__}")
     for dotted, text in (overrides or {}).items():
-        _set_dotted(data, dotted, yaml.safe_load(text) if isinstance(text, str) else text)
+        if isinstance(text, str):
+            try:
+                text = yaml.safe_load(text)
+            except yaml.YAMLError as err:
+                raise ConfigError(f"override of {dotted!r}: not valid YAML: {err}") from err
+        _set_dotted(data, dotted, text)
     return from_dict(TrainConfig, data)
 
 

@@ -165,7 +165,7 @@ class Run:
 def run_inline(run: Run) -> None:
     """One actor in this process, alternating with the learner: deterministic for a seed."""
     actor = Actor(run.model, run.cfg.games_per_actor, run.cfg.objective,
-                  np.random.default_rng([run.cfg.seed, 0, run.resumed_from]))
+                  np.random.default_rng([run.cfg.seed, 0, run.resumed_from]), run.cfg.bidding_epsilon)
     while not run.finished():
         before = actor.frames
         run.buffer.put(actor.collect(run.cfg.chunk_size, run.epsilon()))

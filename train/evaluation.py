@@ -1,13 +1,20 @@
 """Evaluation of a trained agent against the baselines, through the arena.
 
 Used by the training loop (periodic and final evaluations, logged to
-TensorBoard) and importable on its own. Each evaluation is a duplicate match
-(``agents.arena.run_arena``, rotation of ``(agent, baseline, baseline)``
-over the seats on the same deals), so every deal is played with the agent in
-each seat.
+TensorBoard as ``eval/<baseline>/<mode>/<figure>``) and importable on its own.
+Each evaluation is a duplicate match (:func:`agents.arena.run_arena`: the
+line-up ``(agent, baseline, baseline)`` rotated over the positions on the
+same deals) in two modes:
+
+- ``bidding``: the full game; roles come out of the bidding;
+- ``fixed_landlord``: the same rules without bidding, the landlord given by
+  the deal (as in DouZero's evaluations), so the agent plays each role on
+  every deal whatever it would have bid.
 """
 
 from __future__ import annotations
+
+import dataclasses
 
 from agents.arena import format_report, run_arena
 from agents.base import Agent
@@ -15,28 +22,37 @@ from agents.registry import make_agent
 from doudizhu_env.rules import Rules
 
 AGENT = "dmc"
+MODES = ("bidding", "fixed_landlord")
 
 
-def evaluate_against(agent: Agent, rules: Rules, opponents: list[str], num_deals: int, seed: int = 0) -> dict:
-    """``{opponent: {"wp": .., "adp": .., "wp_landlord": .., ...}}`` of ``agent`` against each baseline."""
+def evaluate_against(agent: Agent, rules: Rules, opponents: list[str], num_deals: int, seed: int = 0,
+                     modes: tuple[str, ...] = MODES) -> dict:
+    """``{f"{baseline}/{mode}": {"wp": .., "adp": .., "wp_landlord": .., ..., "table": str}}``."""
 
     def factory(spec, rules, seed):
         return agent if spec == AGENT else make_agent(spec, rules=rules, seed=seed)
 
     out = {}
     for opponent in opponents:
-        report = run_arena((AGENT, opponent, opponent), num_deals, rules, seed=seed, agent_factory=factory)
-        entry = report["agents"][AGENT]
-        figures = {"wp": entry["all"]["wp"]["mean"], "adp": entry["all"]["adp"]["mean"]}
-        for role in ("landlord", "farmer"):
-            figures[f"wp_{role}"] = entry[role]["wp"]["mean"]
-            figures[f"adp_{role}"] = entry[role]["adp"]["mean"]
-        out[opponent] = figures
-        out[opponent]["table"] = format_report(report)
+        for mode in modes:
+            mode_rules = rules if mode == "bidding" else dataclasses.replace(rules, bidding=False)
+            report = run_arena((AGENT, opponent, opponent), num_deals, mode_rules, seed=seed,
+                               agent_factory=factory)
+            out[f"{opponent}/{mode}"] = _figures(report)
     return out
 
 
+def _figures(report: dict) -> dict:
+    entry = report["agents"][AGENT]
+    figures = {"wp": entry["all"]["wp"]["mean"], "adp": entry["all"]["adp"]["mean"]}
+    for role in ("landlord", "farmer"):
+        if entry[role]["games"]:
+            figures[f"wp_{role}"] = entry[role]["wp"]["mean"]
+            figures[f"adp_{role}"] = entry[role]["adp"]["mean"]
+    figures["table"] = format_report(report)
+    return figures
+
+
 def format_table(report: dict) -> str:
-    """The evaluation tables, one per baseline."""
-    return "\n\n".join(f"against {opponent} (agent = {AGENT}):\n{figures['table']}"
-                       for opponent, figures in report.items())
+    """The evaluation tables, one per baseline and mode."""
+    return "\n\n".join(f"against {key} (agent = {AGENT}):\n{fig['table']}" for key, fig in report.items())
