@@ -6,5 +6,7 @@ one action id per game, for bidding, doubling and play alike.
 """
 
 from .base import Agent, RandomAgent
+from .registry import make_agent
+from .rule import RuleAgent
 
-__all__ = ["Agent", "RandomAgent"]
+__all__ = ["Agent", "RandomAgent", "RuleAgent", "make_agent"]

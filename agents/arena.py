@@ -1,0 +1,343 @@
+"""The arena: play many deals between agent line-ups and measure WP and ADP with confidence intervals.
+
+A *line-up* is three agent specs, one per position. With bidding on, the
+positions are the seats 0, 1, 2 (roles come out of the bidding); in
+fixed-landlord mode (rules without bidding, e.g. the ``douzero`` preset) they
+are the roles landlord, landlord_down (plays after the landlord) and
+landlord_up (plays before it), and each deal says which seat is the landlord.
+
+Duplicate format (``duplicate="rotate"``, the default): every deal is played
+once per cyclic rotation of the line-up, so every agent sits in every position
+on the same cards and the luck of the deal cancels. ``"swap"`` (line-ups of
+exactly two distinct agents) plays the line-up and its mirror, where the two
+agents trade places: ``rule, random, random`` and ``random, rule, rule``, as in
+DouZero's evaluations. ``"none"`` plays every deal once.
+
+Statistics (see ``docs/evaluation.md``): WP is the share of an agent's games
+won, ADP the average points (RULES.md scoring) per game. An agent's figure of
+one deal is the mean over the seats it held across the deal's rotations; the
+95% interval is ``mean +- 1.96 * sd / sqrt(n)`` over those deal-level means
+(the normal approximation on paired deal averages). Per-role figures use the
+same method over the deals where the agent held that role.
+
+Determinism: deals are split into fixed chunks of ``chunk_size``; chunk ``k``
+draws its cards, its redeal keys and its agents' seeds from ``(seed, k)``
+alone, so the results depend on the seed and the chunk size, never on the
+number of worker processes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import multiprocessing as mp
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from doudizhu_env import engine
+from doudizhu_env.cards import format_hand
+from doudizhu_env.engine import Deal
+from doudizhu_env.observation import seat_view
+from doudizhu_env.rules import Rules, resolve_rules
+
+ROLES = ("landlord", "landlord_down", "landlord_up")
+DUPLICATE_MODES = ("rotate", "swap", "none")
+Z95 = 1.959963984540054
+
+
+# ----------------------------------------------------------------------------
+# deals
+# ----------------------------------------------------------------------------
+
+
+def make_deals(seed: int, num_deals: int, rules: Rules | str | None = None,
+               chunk_size: int = 200) -> list[Deal]:
+    """``num_deals`` shuffled deals, chunk ``k`` drawn from ``(seed, k)`` (landlord drawn when no bidding)."""
+    rules = resolve_rules(rules)
+    deals: list[Deal] = []
+    for k, start in enumerate(range(0, num_deals, chunk_size)):
+        n = min(chunk_size, num_deals - start)
+        state = engine.reset(np.random.default_rng([seed, k, 1]), n, rules)
+        landlord = state.landlord if not rules.bidding else np.full(n, -1)
+        deals += [_deal_of(state, i, int(landlord[i])) for i in range(n)]
+    return deals
+
+
+def _deal_of(state: engine.State, i: int, landlord: int) -> Deal:
+    """The :class:`Deal` of game ``i`` of a freshly reset state."""
+    hands = state.hands[i].copy()
+    if landlord >= 0:
+        hands[landlord] -= state.hole[i]
+    return Deal(tuple(format_hand(h) for h in hands), format_hand(state.hole[i]),
+                int(state.first_bidder[i]), landlord if landlord >= 0 else None)
+
+
+def save_deals(deals: Sequence[Deal], path: str) -> None:
+    """Write deals as a JSON list of ``{hands, hole, first_bidder, landlord}``."""
+    with open(path, "w") as f:
+        json.dump([dataclasses.asdict(d) for d in deals], f)
+
+
+def load_deals(path: str) -> list[Deal]:
+    """Read deals written by :func:`save_deals`."""
+    with open(path) as f:
+        return [Deal.coerce(d) for d in json.load(f)]
+
+
+# ----------------------------------------------------------------------------
+# seatings
+# ----------------------------------------------------------------------------
+
+
+def seatings(lineup: Sequence[str], duplicate: str = "rotate") -> list[tuple[str, str, str]]:
+    """The line-ups every deal is played with (position -> agent spec)."""
+    lineup = tuple(lineup)
+    if len(lineup) != 3:
+        raise ValueError(f"a line-up has 3 agents, got {len(lineup)}")
+    if duplicate == "none":
+        return [lineup]
+    if duplicate == "rotate":
+        return [tuple(lineup[(p - r) % 3] for p in range(3)) for r in range(3)]
+    if duplicate == "swap":
+        names = sorted(set(lineup))
+        if len(names) != 2:
+            raise ValueError(f"duplicate='swap' needs exactly two distinct agents, got {names}")
+        other = {names[0]: names[1], names[1]: names[0]}
+        return [lineup, tuple(other[a] for a in lineup)]
+    raise ValueError(f"unknown duplicate mode {duplicate!r}; expected one of {DUPLICATE_MODES}")
+
+
+# ----------------------------------------------------------------------------
+# playing a chunk
+# ----------------------------------------------------------------------------
+
+
+@dataclass
+class ChunkResult:
+    """Per game of a chunk: deal index, agent at each seat, role of each seat, scores, flags."""
+
+    deal: np.ndarray  # (G,) deal index (global)
+    agents: np.ndarray  # (G, 3) index into the sorted agent names, per seat
+    roles: np.ndarray  # (G, 3) role of each seat (0 landlord, 1 down, 2 up; -1 truncated)
+    scores: np.ndarray  # (G, 3) final points per seat
+    truncated: np.ndarray  # (G,) bool
+    decisions: int = 0
+
+
+@dataclass
+class ArenaConfig:
+    """Everything a worker needs to play a chunk (picklable)."""
+
+    lineup: tuple[str, str, str]
+    rules: Rules
+    duplicate: str = "rotate"
+    seed: int = 0
+    chunk_size: int = 200
+    agent_factory: Callable | None = None
+    names: list[str] = field(default_factory=list)
+
+
+def _seat_agents(cfg: ArenaConfig, deals: Sequence[Deal]) -> tuple[list[Deal], np.ndarray]:
+    """Expand deals by seatings: the games' deals and ``(G, 3)`` agent index per seat."""
+    index = {n: i for i, n in enumerate(cfg.names)}
+    rows, games = [], []
+    if not cfg.rules.bidding:  # fixed landlord: a deal saved without one uses its first bidder
+        deals = [d if d.landlord is not None else dataclasses.replace(d, landlord=d.first_bidder)
+                 for d in deals]
+    for seating in seatings(cfg.lineup, cfg.duplicate):
+        for d in deals:
+            games.append(d)
+            rows.append(_positions_to_seats(seating, d, cfg.rules, index))
+    return games, np.array(rows, dtype=np.int64)
+
+
+def _positions_to_seats(seating, deal: Deal, rules: Rules, index: dict) -> list[int]:
+    """Agent index per seat: positions are seats with bidding, roles without."""
+    if rules.bidding:
+        return [index[a] for a in seating]
+    return [index[seating[(s - deal.landlord) % 3]] for s in range(3)]
+
+
+def play_chunk(cfg: ArenaConfig, chunk: int, deals: Sequence[Deal], first_index: int) -> ChunkResult:
+    """Play ``deals`` (global indices from ``first_index``) under every seating of ``cfg``."""
+    games, seat_agent = _seat_agents(cfg, deals)
+    state = engine.reset(np.random.default_rng([cfg.seed, chunk, 2]), len(games), cfg.rules, deals=games)
+    keys = np.random.default_rng([cfg.seed, chunk, 3]).integers(0, 2**63 - 1, len(deals), dtype=np.int64)
+    state = dataclasses.replace(state, key=np.tile(keys.astype(np.uint64), len(games) // len(deals)))
+    factory = cfg.agent_factory or default_factory
+    agents = [factory(n, cfg.rules, [cfg.seed, chunk, 4, i]) for i, n in enumerate(cfg.names)]
+    for a in agents:
+        a.reset()
+    state, decisions = _play(state, seat_agent, agents)
+    idx = np.arange(len(games)) % len(deals) + first_index
+    role = np.where(state.landlord[:, None] >= 0, (np.arange(3)[None, :] - state.landlord[:, None]) % 3, -1)
+    scores = state.scores.astype(np.int64)
+    return ChunkResult(idx, seat_agent, role, scores, state.truncated.copy(), decisions)
+
+
+def _play(state: engine.State, seat_agent: np.ndarray, agents: list) -> tuple[engine.State, int]:
+    """Step every game to its end, each agent acting for the games where it is to act."""
+    rows = np.arange(state.num_games)
+    decisions = 0
+    while not state.done.all():
+        live = ~state.done
+        actor = seat_agent[rows, state.to_act]
+        actions = np.zeros(state.num_games, dtype=np.int64)
+        for k, agent in enumerate(agents):
+            games = np.flatnonzero(live & (actor == k))
+            if len(games):
+                actions[games] = agent.act(seat_view(state, games))
+        decisions += int(live.sum())
+        state = engine.step(state, actions)
+    return state, decisions
+
+
+def default_factory(spec: str, rules: Rules, seed) -> object:
+    """Build an agent from its spec (see :func:`agents.registry.make_agent`)."""
+    from .registry import make_agent
+
+    return make_agent(spec, rules=rules, seed=seed)
+
+
+# ----------------------------------------------------------------------------
+# running: chunks, workers, progress
+# ----------------------------------------------------------------------------
+
+
+def run_arena(
+    lineup: Sequence[str],
+    num_deals: int = 1000,
+    rules: Rules | str | None = None,
+    *,
+    duplicate: str = "rotate",
+    seed: int = 0,
+    deals: Sequence[Deal] | None = None,
+    workers: int = 1,
+    chunk_size: int = 200,
+    progress: bool = False,
+    agent_factory: Callable | None = None,
+) -> dict:
+    """Play ``num_deals`` deals (or the given ``deals``) and return the report (see :func:`summarize`)."""
+    rules = resolve_rules(rules)
+    if deals is None:
+        deals = make_deals(seed, num_deals, rules, chunk_size)
+    deals = list(deals)
+    cfg = ArenaConfig(tuple(lineup), rules, duplicate, seed, chunk_size, agent_factory, sorted(set(lineup)))
+    seatings(cfg.lineup, duplicate)  # validate early
+    jobs = [(cfg, k, deals[s : s + chunk_size], s) for k, s in enumerate(range(0, len(deals), chunk_size))]
+    results = _run_jobs(jobs, workers, progress, len(deals))
+    report = summarize(results, cfg.names)
+    report["config"] = {"lineup": list(lineup), "rules": rules.to_dict(), "duplicate": duplicate,
+                        "seed": seed,
+                        "deals": len(deals), "games": int(sum(len(r.deal) for r in results)),
+                        "chunk_size": chunk_size}
+    return report
+
+
+def _job(args) -> ChunkResult:
+    return play_chunk(*args)
+
+
+def _run_jobs(jobs: list, workers: int, progress: bool, total: int) -> list[ChunkResult]:
+    """Play the chunks in order (serially or in a process pool), with an optional progress bar."""
+    bar = _progress_bar(total, progress)
+    results = []
+    if workers <= 1 or len(jobs) <= 1:
+        for job in jobs:
+            results.append(_job(job))
+            bar.update(len(job[2]))
+    else:
+        ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else mp.get_context()
+        with ctx.Pool(workers) as pool:
+            for res, job in zip(pool.imap(_job, jobs), jobs, strict=True):
+                results.append(res)
+                bar.update(len(job[2]))
+    bar.close()
+    return results
+
+
+class _NoBar:
+    def update(self, n):
+        pass
+
+    def close(self):
+        pass
+
+
+def _progress_bar(total: int, enabled: bool):
+    """A tqdm bar over deals, or a no-op when disabled or tqdm is missing."""
+    if not enabled:
+        return _NoBar()
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        return _NoBar()
+    return tqdm(total=total, unit="deal", desc="arena")
+
+
+# ----------------------------------------------------------------------------
+# statistics
+# ----------------------------------------------------------------------------
+
+
+def mean_ci(values: np.ndarray) -> dict:
+    """Mean and 95% normal-approximation interval of per-deal values."""
+    values = np.asarray(values, dtype=np.float64)
+    n = len(values)
+    if n == 0:
+        return {"mean": math.nan, "ci": math.nan, "low": math.nan, "high": math.nan, "n": 0}
+    mean = float(values.mean())
+    half = float(Z95 * values.std(ddof=1) / math.sqrt(n)) if n > 1 else math.nan
+    return {"mean": mean, "ci": half, "low": mean - half, "high": mean + half, "n": n}
+
+
+def _deal_means(deal: np.ndarray, value: np.ndarray, mask: np.ndarray, num_deals: int) -> np.ndarray:
+    """Per deal, the mean of ``value`` over the entries of ``mask`` (deals without any dropped)."""
+    total = np.bincount(deal[mask], weights=value[mask], minlength=num_deals)
+    count = np.bincount(deal[mask], minlength=num_deals)
+    return total[count > 0] / count[count > 0]
+
+
+def summarize(results: list[ChunkResult], names: list[str]) -> dict:
+    """WP and ADP per agent, overall and per role, with 95% CIs over deal-level means."""
+    deal = np.concatenate([r.deal for r in results])
+    agents = np.concatenate([r.agents for r in results])
+    roles = np.concatenate([r.roles for r in results])
+    scores = np.concatenate([r.scores for r in results])
+    num_deals = int(deal.max()) + 1 if len(deal) else 0
+    seat_deal = np.repeat(deal, 3)
+    a, ro, sc = agents.ravel(), roles.ravel(), scores.ravel().astype(np.float64)
+    win = (sc > 0).astype(np.float64)
+    out = {"agents": {}, "truncated": int(np.concatenate([r.truncated for r in results]).sum()),
+           "decisions": int(sum(r.decisions for r in results))}
+    for k, name in enumerate(names):
+        entry = {}
+        for role, mask in [("all", a == k)] + [(ROLES[j], (a == k) & (ro == j)) for j in range(3)]:
+            entry[role] = {"games": int(mask.sum()),
+                           "wp": mean_ci(_deal_means(seat_deal, win, mask, num_deals)),
+                           "adp": mean_ci(_deal_means(seat_deal, sc, mask, num_deals))}
+        farmer = (a == k) & (ro >= 1)
+        entry["farmer"] = {"games": int(farmer.sum()),
+                           "wp": mean_ci(_deal_means(seat_deal, win, farmer, num_deals)),
+                           "adp": mean_ci(_deal_means(seat_deal, sc, farmer, num_deals))}
+        out["agents"][name] = entry
+    return out
+
+
+def format_report(report: dict) -> str:
+    """A readable table of a report: WP and ADP with 95% intervals, per agent and role."""
+    lines = [f"{'agent':<24} {'role':<14} {'games':>7}  {'WP':>16}  {'ADP':>18}"]
+    for name, entry in report["agents"].items():
+        for role in ("all", "landlord", "farmer", "landlord_down", "landlord_up"):
+            e = entry[role]
+            if e["games"] == 0:
+                continue
+            wp, adp = e["wp"], e["adp"]
+            lines.append(f"{name:<24} {role:<14} {e['games']:>7}  {wp['mean']:.3f} +- {wp['ci']:.3f}  "
+                         f"{adp['mean']:+.3f} +- {adp['ci']:.3f}")
+    if report.get("truncated"):
+        lines.append(f"truncated games (redeal bound): {report['truncated']}")
+    return "\n".join(lines)

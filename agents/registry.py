@@ -1,0 +1,63 @@
+"""Agents by name or checkpoint path, for the arena and the command line.
+
+Specs:
+
+- ``random``: :class:`agents.base.RandomAgent`
+- ``rule``: :class:`agents.rule.RuleAgent`
+- ``rlcard``: rlcard's ``DouDizhuRuleAgentV1`` through :mod:`agents.rlcard_adapter`
+  (extra ``peers``: ``pip install rlcard==1.2.0``)
+- ``dmc:PATH`` or a path ending in ``.pt``: a checkpoint of ``train.dmc``, played greedily
+  by :class:`agents.dmc.DMCAgent`
+- ``douzero:DIR`` or a path to a DouZero ``.ckpt`` file / a directory holding
+  ``landlord.ckpt``, ``landlord_up.ckpt``, ``landlord_down.ckpt``: DouZero-format
+  checkpoints through :mod:`agents.douzero_adapter` (needs torch)
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from doudizhu_env.actions import action_table
+from doudizhu_env.rules import Rules
+
+from .base import Agent, RandomAgent
+
+NAMES = ("random", "rule", "rlcard")
+
+
+def make_agent(spec: str, rules: Rules | None = None, seed=0) -> Agent:
+    """The agent a spec names, seeded with ``seed`` (an int or a list of ints)."""
+    rng = np.random.default_rng(seed)
+    if spec == "random":
+        return RandomAgent(rng)
+    if spec == "rule":
+        from .rule import RuleAgent
+
+        return RuleAgent(seed=rng)
+    if spec == "rlcard":
+        from .rlcard_adapter import RlcardRuleAgent
+
+        return RlcardRuleAgent(seed=rng)
+    if spec.startswith("dmc:") or spec.endswith(".pt"):
+        return _dmc_agent(spec.removeprefix("dmc:"), rules)
+    path = spec[len("douzero:"):] if spec.startswith("douzero:") else spec
+    if spec.startswith("douzero:") or path.endswith(".ckpt") or os.path.isdir(path):
+        from .douzero_adapter import DouZeroAgent
+
+        return DouZeroAgent.load(path, seed=rng)
+    raise ValueError(f"unknown agent {spec!r}; expected one of {list(NAMES)}, dmc:PATH or a .pt checkpoint, "
+                     "douzero:DIR, or a .ckpt path")
+
+
+def _dmc_agent(path: str, rules: Rules | None) -> Agent:
+    """A greedy :class:`agents.dmc.DMCAgent` from a training checkpoint (``train.dmc``)."""
+    from train.checkpoint import load_model
+
+    from .dmc import DMCAgent
+
+    model = load_model(path)
+    if rules is not None and action_table(rules).names != action_table(model.rules).names:
+        raise ValueError(f"{path!r} was trained under rules {model.rules}; its actions differ from {rules}'s")
+    return DMCAgent(model)

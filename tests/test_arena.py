@@ -1,0 +1,125 @@
+"""The arena: statistics on a known case, duplicate rotation, determinism, deals files, CLI."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from agents.arena import (
+    ChunkResult,
+    load_deals,
+    make_deals,
+    mean_ci,
+    run_arena,
+    save_deals,
+    seatings,
+    summarize,
+)
+from agents.base import RandomAgent
+from doudizhu_env import Rules
+
+
+def test_mean_ci_known_values():
+    r = mean_ci(np.array([0.0, 1.0, 1.0, 0.0]))
+    assert r["mean"] == 0.5 and r["n"] == 4
+    assert r["ci"] == pytest.approx(1.959964 * np.std([0, 1, 1, 0], ddof=1) / 2, rel=1e-6)
+    assert math.isnan(mean_ci(np.array([]))["mean"])
+
+
+def test_summarize_tiny_known_case():
+    """Two deals, each played twice (A and B swap the landlord seat); figures by hand."""
+    # seats 0 1 2; agent 0 = "a", 1 = "b"; landlord is seat 0 in every game
+    agents = np.array([[0, 1, 1], [1, 0, 0], [0, 1, 1], [1, 0, 0]])
+    roles = np.tile([0, 1, 2], (4, 1))
+    scores = np.array([[2, -1, -1], [-4, 2, 2], [-2, 1, 1], [2, -1, -1]])
+    res = ChunkResult(np.array([0, 0, 1, 1]), agents, roles, scores, np.zeros(4, bool))
+    rep = summarize([res], ["a", "b"])
+    a = rep["agents"]["a"]
+    # a's seats: deal 0 -> scores 2, 2, 2 (wins 1, 1, 1); deal 1 -> -2, -1, -1 (wins 0, 0, 0)
+    assert a["all"]["wp"]["mean"] == pytest.approx(0.5)
+    assert a["all"]["adp"]["mean"] == pytest.approx((2 + (-4 / 3)) / 2)
+    assert a["landlord"]["wp"]["mean"] == pytest.approx(0.5) and a["landlord"]["games"] == 2
+    assert a["landlord"]["adp"]["mean"] == pytest.approx(0.0)
+    assert a["farmer"]["adp"]["mean"] == pytest.approx((2 - 1) / 2)
+    half = 1.959964 * np.std([2, -2], ddof=1) / np.sqrt(2)
+    assert a["landlord"]["adp"]["ci"] == pytest.approx(half, rel=1e-6)
+    b = rep["agents"]["b"]
+    assert b["landlord"]["adp"]["mean"] == pytest.approx((-4 + 2) / 2)
+    assert b["all"]["games"] == 6
+
+
+def test_seatings_cover_every_position():
+    rot = seatings(["a", "b", "c"])
+    assert len(rot) == 3
+    for agent in "abc":
+        assert sorted(s.index(agent) for s in rot) == [0, 1, 2]
+    assert seatings(["a", "b", "b"], "swap") == [("a", "b", "b"), ("b", "a", "a")]
+    with pytest.raises(ValueError):
+        seatings(["a", "b", "c"], "swap")
+
+
+class _Spy(RandomAgent):
+    """A random agent that records (deal cards, seat) of every decision it makes."""
+
+    log: list = []
+
+    def act(self, view):
+        for i in range(view.num_games):
+            self.log.append((self.name, int(view.to_act[i]), int(view.landlord[i]), int(view.phase[i])))
+        return super().act(view)
+
+
+def _spy_factory(spec, rules, seed):
+    agent = _Spy(np.random.default_rng(seed))
+    agent.name = spec
+    return agent
+
+
+@pytest.mark.parametrize("bidding", [True, False])
+def test_rotation_puts_each_agent_in_each_seat_and_role(bidding):
+    _Spy.log = []
+    rules = Rules.preset("standard", bidding=bidding)
+    rep = run_arena(["a", "b", "c"], 4, rules, seed=1, chunk_size=4, agent_factory=_spy_factory)
+    assert rep["config"]["games"] == 12
+    for name in "abc":
+        seats = {s for n, s, _, _ in _Spy.log if n == name}
+        assert seats == {0, 1, 2}
+        if not bidding:
+            assert rep["agents"][name]["landlord"]["games"] == 4
+            assert rep["agents"][name]["landlord_down"]["games"] == 4
+
+
+def test_deterministic_across_workers_and_deals_files(tmp_path):
+    rules = Rules.preset("standard", bidding=False)
+    one = run_arena(["random", "random", "random"], 30, rules, seed=5, chunk_size=10, workers=1)
+    two = run_arena(["random", "random", "random"], 30, rules, seed=5, chunk_size=10, workers=2)
+    assert one["agents"] == two["agents"]
+    deals = make_deals(5, 30, rules, chunk_size=10)
+    path = tmp_path / "deals.json"
+    save_deals(deals, str(path))
+    assert load_deals(str(path)) == deals
+    again = run_arena(["random", "random", "random"], rules=rules, seed=5, chunk_size=10,
+                      deals=load_deals(str(path)))
+    assert again["agents"] == one["agents"]
+
+
+def test_zero_sum_and_counts_with_bidding():
+    rep = run_arena(["random", "random", "random"], 20, "standard", seed=3, chunk_size=7)
+    r = rep["agents"]["random"]
+    assert r["all"]["games"] == 20 * 3 * 3
+    assert r["all"]["adp"]["mean"] == pytest.approx(0.0)
+
+
+def test_cli_writes_json(tmp_path, capsys):
+    from train.evaluate import main
+
+    out = tmp_path / "r.json"
+    main(["--landlord", "rule", "--farmers", "random", "--games", "6", "--fixed-landlord", "--no-progress",
+          "--json", str(out), "--save-deals", str(tmp_path / "d.json")])
+    report = json.loads(out.read_text())
+    assert report["agents"]["rule"]["landlord"]["games"] == 6
+    assert "WP" in capsys.readouterr().out
+    assert len(load_deals(str(tmp_path / "d.json"))) == 6

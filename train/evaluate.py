@@ -1,0 +1,91 @@
+"""Evaluate agents against each other in the arena (:mod:`agents.arena`).
+
+Examples::
+
+    python -m train.evaluate --landlord rule --farmers random --games 10000
+    python -m train.evaluate --landlord rule --farmers rlcard --fixed-landlord --games 10000 --workers 2
+    python -m train.evaluate --seats rule random random --save-deals deals.json --json out.json
+    python -m train.evaluate --landlord douzero:ckpts/ --farmers rule --rules douzero
+
+``--landlord X --farmers Y`` is the line-up ``X, Y, Y``. With bidding on (the
+standard rules) the positions are seats and the roles come from the bidding;
+with ``--fixed-landlord`` (or ``--rules douzero``) the positions are the roles
+landlord, landlord_down, landlord_up. ``--games`` counts deals: each is played
+once per rotation of the line-up (``--duplicate rotate``, the default).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+from agents.arena import DUPLICATE_MODES, format_report, load_deals, make_deals, run_arena, save_deals
+from doudizhu_env.rules import Rules
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command-line options."""
+    p = argparse.ArgumentParser(prog="python -m train.evaluate", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--landlord", help="agent spec of the first position (landlord when fixed)")
+    p.add_argument("--farmers", help="agent spec of the two other positions")
+    p.add_argument("--seats", nargs=3, metavar="AGENT", help="three agent specs, positions 0 1 2")
+    p.add_argument("--games", type=int, default=1000, help="number of deals (default 1000)")
+    p.add_argument("--rules", default="standard", help="rules preset: standard or douzero")
+    p.add_argument("--fixed-landlord", action="store_true", help="no bidding: the deal gives the landlord")
+    p.add_argument("--duplicate", choices=DUPLICATE_MODES, default="rotate")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--workers", type=int, default=1, help="processes (results do not depend on it)")
+    p.add_argument("--chunk-size", type=int, default=200, help="deals per chunk (results depend on it)")
+    p.add_argument("--deals", help="load deals from this JSON file instead of shuffling")
+    p.add_argument("--save-deals", help="write the deals played to this JSON file")
+    p.add_argument("--json", help="write the report to this JSON file")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    return p
+
+
+def resolve_args(args) -> tuple[list[str], Rules]:
+    """The line-up and the rules of the parsed options."""
+    if args.seats:
+        lineup = list(args.seats)
+    elif args.landlord and args.farmers:
+        lineup = [args.landlord, args.farmers, args.farmers]
+    else:
+        raise SystemExit("give --landlord and --farmers, or --seats A B C")
+    rules = Rules.preset(args.rules)
+    if args.fixed_landlord:
+        rules = Rules.preset(args.rules, bidding=False)
+    return lineup, rules
+
+
+def main(argv=None) -> dict:
+    """Run the evaluation, print the table, write the files asked for; returns the report."""
+    args = build_parser().parse_args(argv)
+    lineup, rules = resolve_args(args)
+    if args.deals:
+        deals = load_deals(args.deals)
+    else:
+        deals = make_deals(args.seed, args.games, rules, args.chunk_size)
+    if args.save_deals:
+        save_deals(deals, args.save_deals)
+    start = time.perf_counter()
+    report = run_arena(lineup, rules=rules, duplicate=args.duplicate, seed=args.seed, deals=deals,
+                       workers=args.workers, chunk_size=args.chunk_size, progress=not args.no_progress)
+    elapsed = time.perf_counter() - start
+    report["timing"] = {"seconds": elapsed, "deals_per_s": len(deals) / elapsed,
+                        "games_per_s": report["config"]["games"] / elapsed,
+                        "decisions_per_s": report["decisions"] / elapsed, "workers": args.workers}
+    print(f"line-up {lineup}  rules {'bidding' if rules.bidding else 'fixed landlord'}  "
+          f"{len(deals)} deals x {report['config']['games'] // max(len(deals), 1)} seatings  "
+          f"{elapsed:.1f}s ({report['timing']['deals_per_s']:.1f} deals/s)")
+    print(format_report(report))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(report, f, indent=1)
+    return report
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
