@@ -60,9 +60,8 @@ from .actions import action_table
 from .cards import format_hand
 from .engine import PHASE_NAMES, Deal
 from .observation import OBS_SIZE, ROLE_NAMES, observe, roles
+from .rewards import REWARDS, shape_reward
 from .rules import resolve_rules
-
-REWARDS = ("score", "win", "log_score")
 
 
 def env(**kwargs) -> AECEnv:
@@ -148,18 +147,11 @@ class raw_env(AECEnv):  # noqa: N801  (PettingZoo's naming)
             over = self.truncations if self.state.truncated[0] else self.terminations
             for i, a in enumerate(self.possible_agents):
                 over[a] = True
-                self.rewards[a] = self._shape(float(self.state.scores[0, i]))
+                self.rewards[a] = float(shape_reward(self.state.scores[0, i], self.reward_kind))
         self._sync()
         self._accumulate_rewards()
         if self.render_mode == "human":
             self.render()
-
-    def _shape(self, points: float) -> float:
-        if self.reward_kind == "win":
-            return float(np.sign(points))
-        if self.reward_kind == "log_score":
-            return float(np.sign(points) * np.log2(1.0 + abs(points)))
-        return points
 
     def _sync(self):
         """Agent selection, infos and the cached mask after a change of state."""

@@ -90,9 +90,9 @@ from . import engine
 from .actions import action_table
 from .engine import PHASE_NAMES, Deal, IllegalActionError
 from .observation import OBS_SIZE, ROLE_NAMES, observe, roles, seat_view
+from .rewards import REWARDS, shape_reward
 from .rules import resolve_rules
 
-REWARDS = ("score", "win", "log_score")
 ILLEGAL_ACTIONS = ("raise", "penalty")
 
 def observation_box() -> spaces.Box:
@@ -104,16 +104,6 @@ def observation_space(rules=None) -> spaces.Dict:
     """``Dict(observation=Box, action_mask=Box int8)`` of one seat's observation."""
     n = len(action_table(resolve_rules(rules)))
     return spaces.Dict({"observation": observation_box(), "action_mask": spaces.Box(0, 1, (n,), np.int8)})
-
-
-def shape_reward(points, kind: str):
-    """Points -> reward: ``"score"`` (as is), ``"win"`` (sign), ``"log_score"`` (sign x log2(1 + |p|))."""
-    points = np.asarray(points, dtype=np.float32)
-    if kind == "win":
-        return np.sign(points)
-    if kind == "log_score":
-        return (np.sign(points) * np.log2(1.0 + np.abs(points))).astype(np.float32)
-    return points
 
 
 class RandomPolicy:
