@@ -57,9 +57,9 @@ from pettingzoo.utils import AgentSelector, wrappers
 
 from . import engine
 from .actions import action_table
-from .cards import format_hand
 from .engine import PHASE_NAMES, Deal
 from .observation import OBS_SIZE, ROLE_NAMES, observe, roles
+from .render import emit, render_text
 from .rewards import REWARDS, shape_reward
 from .rules import resolve_rules
 
@@ -179,38 +179,7 @@ class raw_env(AECEnv):  # noqa: N801  (PettingZoo's naming)
     def render(self):
         if self.render_mode is None:
             return None
-        text = render_text(self.state, self.perspective)
-        if self.render_mode == "human":
-            print(text)
-            return None
-        return text
+        return emit(render_text(self.state, self.perspective), self.render_mode)
 
     def close(self):
         pass
-
-
-def render_text(state: engine.State, perspective: int | None = None, game: int = 0) -> str:
-    """The table of one game as a person sees it; ``perspective`` hides the other hands."""
-    table = action_table(state.rules)
-    s = {k: getattr(state, k)[game] for k in ("phase", "landlord", "base", "bids", "doubles", "hands",
-                                              "history", "history_seat", "history_len", "to_act",
-                                              "scores", "hole", "done")}
-    lines = [f"Dou Dizhu | phase: {PHASE_NAMES[s['phase']]} | base {int(s['base'])} | "
-             f"multiplier x{int(state.multiplier[game])}"]
-    for seat in range(3):
-        role = "landlord" if seat == s["landlord"] else ("farmer" if s["landlord"] >= 0 else "")
-        cards = s["hands"][seat]
-        shown = format_hand(cards) if perspective in (None, seat) else "?" * int(cards.sum())
-        bid = f"bid {int(s['bids'][seat])}" if s["bids"][seat] >= 0 else ""
-        dbl = {1: "double", 0: "no double"}.get(int(s["doubles"][seat]), "")
-        marker = ">" if seat == s["to_act"] and not s["done"] else " "
-        lines.append(f"{marker} player_{seat} {role:<8} {int(cards.sum()):>2} cards: {shown:<20} {bid} {dbl}")
-    hole_shown = s["landlord"] >= 0 or perspective is None
-    lines.append(f"  hole: {format_hand(s['hole']) if hole_shown else '???'}")
-    n = int(s["history_len"])
-    recent = range(max(0, n - 6), n)
-    moves = [f"player_{s['history_seat'][i]}: {table.names[s['history'][i]]}" for i in recent]
-    lines.append("  last moves: " + (", ".join(moves) if moves else "-"))
-    if s["done"]:
-        lines.append("  score: " + ", ".join(f"player_{i} {int(v):+d}" for i, v in enumerate(s["scores"])))
-    return "\n".join(lines)

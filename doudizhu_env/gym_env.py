@@ -90,6 +90,7 @@ from . import engine
 from .actions import action_table
 from .engine import PHASE_NAMES, Deal, IllegalActionError
 from .observation import OBS_SIZE, ROLE_NAMES, observe, roles, seat_view
+from .render import emit, render_text
 from .rewards import REWARDS, shape_reward
 from .rules import resolve_rules
 
@@ -315,13 +316,7 @@ class DouDizhuEnv(gymnasium.Env):
     def render(self):
         if self.render_mode is None or self.state is None:
             return None
-        from .aec import render_text  # the same table as the PettingZoo env
-
-        text = render_text(self.state, self.seat)
-        if self.render_mode == "human":
-            print(text)
-            return None
-        return text
+        return emit(render_text(self.state, self.seat), self.render_mode)
 
     def close(self):
         pass
