@@ -70,7 +70,7 @@ class EpisodeRecorder:
 
     def finish(self, games: np.ndarray, points: np.ndarray) -> dict[str, np.ndarray]:
         """Samples of every recorded decision of the ended ``games`` (``points``: ``(len(games), 3)``)."""
-        slot = np.full(int(self.game.max(initial=-1)) + 2, -1)
+        slot = np.full(max(int(self.game.max(initial=-1)), int(np.max(games, initial=-1))) + 2, -1)
         slot[games] = np.arange(len(games))
         rows = np.flatnonzero((self.game >= 0) & (slot[self.game] >= 0))
         targets = objective_targets(points[slot[self.game[rows]], self.seat[rows]], self.objective)

@@ -6,7 +6,10 @@ A checkpoint is a plain dict (tensors, numbers, strings, lists, dicts only)::
      "rules": Rules.to_dict(), "model_config": ModelConfig.to_dict(),
      "model": state_dict, "optimizer": state_dict or None,
      "frames": int, "updates": int, "train_config": dict,
-     "rng": {"torch": ByteTensor, "numpy": bit-generator state dict}}
+     "rng": {"torch": ByteTensor}}
+
+The actors' generators are not saved: a resumed run seeds them from
+``(seed, actor, frames at the resume)``, so a resume is reproducible too.
 
 Writing goes to a temporary file in the same folder, flushed and fsynced,
 then renamed over the target: a crash mid-write leaves the previous
@@ -46,6 +49,7 @@ def save_checkpoint(path: str, model: DMCModel, optimizer=None, **extra) -> None
             torch.save(data, f)
             f.flush()
             os.fsync(f.fileno())
+        os.chmod(tmp, 0o644)  # mkstemp makes it private; a checkpoint is an ordinary file
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):

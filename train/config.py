@@ -178,8 +178,9 @@ def load_config(path: str | None = None, overrides: dict | None = None) -> Train
                 raise ConfigError(f"{path}: not valid YAML: {err}") from err
         if not isinstance(data, dict):
             raise ConfigError(f"{path}: expected a mapping of config keys, got {type(data).__name__}")
+    text_fields = {name for name, hint in _flat_fields(TrainConfig) if hint is str}
     for dotted, text in (overrides or {}).items():
-        if isinstance(text, str):
+        if isinstance(text, str) and dotted not in text_fields:  # a str field takes the text as it is
             try:
                 text = yaml.safe_load(text)
             except yaml.YAMLError as err:

@@ -216,11 +216,12 @@ def train(cfg: TrainConfig, resume: bool = False) -> dict:
     torch.set_num_threads(cfg.threads)
     run = Run(cfg, resume)
     run.writer.add_text("config", "```\n" + json.dumps(cfg.to_dict(), indent=2) + "\n```", 0)
-    run.writer.add_hparams(_hparams(cfg), {"hparam/frames": 0.0}, run_name=".")
     (run_inline if cfg.num_actors == 0 else run_processes)(run)
     run.maybe_log(force=True)
     run.checkpoint()
     report = run.evaluate() if cfg.eval_deals else {}
+    final = {f"hparam/{k}/{f}": figs[f] for k, figs in report.items() for f in ("wp", "adp")}
+    run.writer.add_hparams(_hparams(cfg), {"hparam/frames": float(run.frames), **final}, run_name=".")
     run.writer.close()
     print(f"trained {run.frames:,} frames ({run.updates:,} updates) in {run.elapsed_minutes():.1f} min; "
           f"checkpoint {run.ckpt_path}")

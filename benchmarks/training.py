@@ -1,0 +1,294 @@
+"""Training throughput: our DMC loop (``train.dmc``) vs. DouZero's own DMC loop, in frames/s on CPU.
+
+A *frame* is one decision made by an actor (a bid, a doubling choice or a card-play
+move, passes included) -- the unit both ``train.dmc`` and DouZero count.
+
+* **ours**: :func:`train.dmc.train` with ``configs/default.yaml`` (the real network
+  sizes, 256 games per actor), evaluation off, learner on the CPU, stopped by
+  ``max_minutes``; frames are read from the final checkpoint, and the steady-state
+  rate from the TensorBoard scalars (``perf/updates`` carries the frame count as its
+  step and the wall time of each log).
+* **douzero**: ``douzero.dmc.train(flags)`` (package ``douzero==1.1.0``, its default
+  hyper-parameters) with CPU actors and learner
+  (``--actor_device_cpu --training_device cpu --num_actors N --disable_checkpoint``),
+  run in a subprocess of this interpreter or else of the peers' one (``.venv-peers``, see
+  ``benchmarks/requirements-peers.txt``) and killed (its whole process group) after
+  the same wall time, with one OpenMP thread per process like ours (``--douzero-threads``).
+  DouZero logs the frames its *learner* has consumed, in steps
+  of ``unroll_length x batch_size`` = 3,200 per position, which is too coarse for a
+  one-minute run; so a small driver also counts the decisions its actors make
+  (``douzero.dmc.env_utils.Environment.step``, one call per decision), written every
+  200 decisions by each actor process. Both figures are reported; the ratio uses the
+  actor decisions, the same unit as ours.
+  DouZero's training code imports GitPython (only to record the commit); when that
+  is missing a stub module stands in for it.
+
+Figures: *overall* = frames / wall time of the whole run (start-up included);
+*steady* = frames/s between the first and the last progress record after start-up.
+Medians over ``--repeats`` runs.
+
+Run (from the repository root, in the project's venv)::
+
+    python -m benchmarks.training --json training.json                # ~4 minutes
+    python -m benchmarks.training --seconds 60 --repeats 3 --actors 1 2
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import glob
+import json
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PEERS_PYTHON = os.path.join(ROOT, ".venv-peers", "bin", "python")
+DEFAULT_CONFIG = os.path.join(ROOT, "configs", "default.yaml")
+COUNT_EVERY = 200
+DOUZERO_T, DOUZERO_B = 100, 32  # its default --unroll_length and --batch_size
+
+_GIT_STUB = '''\
+"""Stand-in for GitPython, which douzero.dmc.file_writer imports only to record the commit."""
+
+
+class InvalidGitRepositoryError(Exception):
+    pass
+
+
+class Repo:
+    def __init__(self, *args, **kwargs):
+        raise InvalidGitRepositoryError("git metadata not available (stub)")
+'''
+
+_DRIVER = textwrap.dedent(f'''\
+    """Runs douzero.dmc.train(flags), counting actor decisions (also in the spawned actors)."""
+    import os
+    import sys
+    import time
+
+    from douzero.dmc import env_utils
+
+    _count_dir = os.environ["DZ_COUNT_DIR"]
+    _step = env_utils.Environment.step
+
+
+    def _counting_step(self, action):
+        out = _step(self, action)
+        self._decisions = getattr(self, "_decisions", 0) + 1
+        if self._decisions % {COUNT_EVERY} == 0:
+            with open(os.path.join(_count_dir, f"count-{{os.getpid()}}.txt"), "a") as f:
+                f.write(f"{{time.time()}} {{self._decisions}}\\n")
+        return out
+
+
+    env_utils.Environment.step = _counting_step
+
+    if __name__ == "__main__":
+        from douzero.dmc import parser, train
+
+        with open(os.path.join(_count_dir, "start.txt"), "w") as f:
+            f.write(str(time.time()))
+        train(parser.parse_args(sys.argv[1:]))
+''')
+
+
+# -- ours -------------------------------------------------------------------------------
+
+
+def run_ours(num_actors: int, seconds: float, config: str = DEFAULT_CONFIG, threads: int = 1) -> dict:
+    """One run of :func:`train.dmc.train` for ``seconds`` of wall time."""
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    from train.checkpoint import read_checkpoint
+    from train.config import load_config
+    from train.dmc import train
+
+    with tempfile.TemporaryDirectory(prefix="bench-dmc-") as out:
+        cfg = load_config(config, {
+            "out_dir": out, "run_name": "bench", "num_actors": num_actors, "max_minutes": seconds / 60.0,
+            "total_frames": 0, "eval_deals": 0, "eval_minutes": 0, "checkpoint_minutes": 1e6,
+            "log_seconds": 5.0, "device": "cpu", "threads": threads,
+        })
+        start = time.monotonic()
+        train(cfg)
+        wall = time.monotonic() - start
+        run_dir = os.path.join(out, cfg.run_name)
+        data = read_checkpoint(os.path.join(run_dir, "checkpoint.pt"))
+        records = []
+        for path in glob.glob(os.path.join(run_dir, "events.*")):
+            acc = EventAccumulator(path, size_guidance={"scalars": 0})
+            acc.Reload()
+            if "perf/updates" in acc.Tags()["scalars"]:
+                records += [(e.wall_time, e.step) for e in acc.Scalars("perf/updates")]
+    return {
+        "frames": int(data["frames"]), "updates": int(data["updates"]), "wall_s": wall,
+        "overall_fps": data["frames"] / wall, "steady_fps": _steady(sorted(records)),
+        "samples_per_s": data["updates"] * cfg.batch_size / wall,
+    }
+
+
+def _steady(records: list[tuple[float, int]]) -> float | None:
+    """Frames/s between the first record with frames > 0 and the last one."""
+    records = [r for r in records if r[1] > 0]
+    if len(records) < 2 or records[-1][0] <= records[0][0]:
+        return None
+    return (records[-1][1] - records[0][1]) / (records[-1][0] - records[0][0])
+
+
+# -- douzero ------------------------------------------------------------------------
+
+
+def douzero_python() -> str | None:
+    """An interpreter that can import douzero's training code (this one, or the peers' venv)."""
+    for python in (sys.executable, PEERS_PYTHON):
+        if os.path.exists(python) and subprocess.run(
+            [python, "-c", "import importlib.util, torch; assert importlib.util.find_spec('douzero.dmc')"],
+            capture_output=True,
+        ).returncode == 0:
+            return python
+    return None
+
+
+def run_douzero(num_actors: int, seconds: float, python: str, threads: int = 1) -> dict:
+    """One run of DouZero's DMC training loop for ``seconds``, then its process group is killed.
+
+    ``threads``: OpenMP/MKL threads per process (``OMP_NUM_THREADS``), 1 like ours (``threads: 1``);
+    0 leaves torch's default (all cores in every process: on 2 cores its actors then crawl at
+    ~20 decisions/s, as the idle learner threads and the actors oversubscribe the CPU).
+    """
+    with tempfile.TemporaryDirectory(prefix="bench-douzero-") as work:
+        counts = os.path.join(work, "counts")
+        stub = os.path.join(work, "stub")
+        os.makedirs(counts)
+        os.makedirs(stub)
+        with open(os.path.join(stub, "git.py"), "w") as f:
+            f.write(_GIT_STUB)
+        driver = os.path.join(work, "douzero_driver.py")
+        with open(driver, "w") as f:
+            f.write(_DRIVER)
+        env = dict(os.environ, DZ_COUNT_DIR=counts, PYTHONPATH=stub, PYTHONUNBUFFERED="1")
+        if threads:
+            env.update(OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads))
+        args = [python, driver, "--actor_device_cpu", "--training_device", "cpu",
+                "--num_actors", str(num_actors), "--disable_checkpoint",
+                "--savedir", os.path.join(work, "save"), "--xpid", "bench"]
+        with open(os.path.join(work, "log.txt"), "w") as log:
+            start = time.time()
+            proc = subprocess.Popen(args, cwd=work, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                    start_new_session=True)
+            try:
+                time.sleep(seconds)
+                if proc.poll() is not None:
+                    raise RuntimeError(f"douzero exited early (code {proc.returncode}):\n"
+                                       + open(os.path.join(work, "log.txt")).read()[-3000:])
+            finally:
+                try:
+                    os.killpg(proc.pid, signal.SIGKILL)  # the learner and its spawned actors
+                except ProcessLookupError:
+                    pass
+                proc.wait()
+            wall = time.time() - start
+
+        decisions, rate = 0, 0.0
+        for path in glob.glob(os.path.join(counts, "count-*.txt")):
+            lines = [tuple(map(float, line.split())) for line in open(path) if line.strip()]
+            decisions += int(lines[-1][1])
+            if len(lines) >= 2:
+                rate += (lines[-1][1] - lines[0][1]) / (lines[-1][0] - lines[0][0])
+        learner_frames = 0
+        logs = os.path.join(work, "save", "bench")
+        if os.path.exists(os.path.join(logs, "logs.csv")):  # a row per learner step; columns in fields.csv
+            with open(os.path.join(logs, "fields.csv")) as f:
+                fields = next(csv.reader(f))
+            with open(os.path.join(logs, "logs.csv")) as f:
+                lines = (line for line in f if not line.startswith("#"))
+                rows = list(csv.DictReader(lines, fieldnames=fields))
+            if rows:  # each row is logged before its batch is counted: add that last batch
+                learner_frames = int(rows[-1]["frames"]) + DOUZERO_T * DOUZERO_B
+    return {
+        "frames": decisions, "learner_frames": learner_frames, "wall_s": wall,
+        "overall_fps": decisions / wall, "steady_fps": rate or None,
+        "learner_fps": learner_frames / wall,
+    }
+
+
+# -- driver --------------------------------------------------------------------------
+
+
+def _median(values):
+    values = [v for v in values if v is not None]
+    return statistics.median(values) if values else None
+
+
+def _fmt(value) -> str:
+    return "-" if value is None else f"{value:,.0f}"
+
+
+def main(argv=None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--seconds", type=float, default=60.0, help="wall time of each run")
+    parser.add_argument("--repeats", type=int, default=1, help="runs of each row (medians are reported)")
+    parser.add_argument("--actors", type=int, nargs="+", default=[1, 2], help="actor process counts")
+    parser.add_argument("--config", default=DEFAULT_CONFIG, help="our training config")
+    parser.add_argument("--skip-douzero", action="store_true")
+    parser.add_argument("--douzero-threads", type=int, default=1,
+                        help="OMP_NUM_THREADS of DouZero's processes (0: torch's default)")
+    parser.add_argument("--json", help="write the results to this file")
+    args = parser.parse_args(argv)
+
+    python = None if args.skip_douzero else douzero_python()
+    if python is None and not args.skip_douzero:
+        print("douzero not importable here nor in .venv-peers: its rows are skipped", file=sys.stderr)
+    runs: dict[str, list[dict]] = {}
+    for repeat in range(args.repeats):
+        for actors in args.actors:
+            key = f"ours/{actors}"
+            print(f"[{repeat + 1}/{args.repeats}] ours, {actors} actor(s), {args.seconds:.0f} s ...",
+                  flush=True)
+            runs.setdefault(key, []).append(run_ours(actors, args.seconds, args.config))
+            if python:
+                key = f"douzero/{actors}"
+                print(f"[{repeat + 1}/{args.repeats}] douzero, {actors} actor(s), {args.seconds:.0f} s ...",
+                      flush=True)
+                result = run_douzero(actors, args.seconds, python, args.douzero_threads)
+                runs.setdefault(key, []).append(result)
+
+    rows = {}
+    for key, results in runs.items():
+        rows[key] = {field: _median([r.get(field) for r in results])
+                     for field in results[0] if isinstance(results[0][field], (int, float, type(None)))}
+    print(f"\ntraining throughput, CPU ({os.cpu_count()} cores), {args.seconds:.0f} s runs, "
+          f"median of {args.repeats}; load average now {os.getloadavg()[0]:.1f}")
+    print(f"{'run':<12} {'actors':>6} {'frames':>10} {'overall f/s':>12} {'steady f/s':>11} "
+          f"{'learner f/s':>12} {'ratio (steady)':>15}")
+    for key, row in rows.items():
+        who, actors = key.split("/")
+        learner = row.get("learner_fps") if who == "douzero" else row.get("samples_per_s")
+        ratio = ""
+        peer = rows.get(f"douzero/{actors}")
+        if who == "ours" and peer and row["steady_fps"] and peer["steady_fps"]:
+            ratio = f"{row['steady_fps'] / peer['steady_fps']:.1f}x"
+            row["ratio_steady"] = row["steady_fps"] / peer["steady_fps"]
+            row["ratio_overall"] = row["overall_fps"] / peer["overall_fps"] if peer["overall_fps"] else None
+        print(f"{who:<12} {actors:>6} {_fmt(row['frames']):>10} {_fmt(row['overall_fps']):>12} "
+              f"{_fmt(row['steady_fps']):>11} {_fmt(learner):>12} {ratio:>15}")
+    print("frames: actor decisions; learner f/s: samples the learner trained on per second "
+          "(DouZero: its logged frames)")
+    result = {"seconds": args.seconds, "repeats": args.repeats, "cpu_count": os.cpu_count(),
+              "load_average": os.getloadavg(), "config": os.path.relpath(args.config, ROOT),
+              "douzero_python": python, "douzero_threads": args.douzero_threads, "rows": rows, "runs": runs}
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(result, f, indent=2)
+    return result
+
+
+if __name__ == "__main__":
+    main()
