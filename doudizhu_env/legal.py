@@ -34,6 +34,7 @@ from .actions import NUM_SPECIAL, PASS, ActionTable, action_table
 from .rules import Rules
 
 _BLOCKS = np.arange(15).reshape(5, 3)
+_WINDOW = 4  # words computed for a narrow follow (see LegalTables.follow_bits)
 # _LOW[k] has the k lowest bits set, k = 0..64
 _LOW = np.array([(1 << k) - 1 for k in range(65)], dtype=np.uint64)
 
@@ -70,19 +71,55 @@ class LegalTables:
                 rows[k, t.bomb_start : t.bomb_end] = True
             rows[k, t.rocket] = a != t.rocket
         self.beaters = pack_bits(rows)
+        # the words a row can have set: a window from the first beating id, plus the bomb/rocket words
+        nonzero = self.beaters != 0
+        first = np.where(nonzero.any(axis=1), np.argmax(nonzero, axis=1), 0)
+        self.bomb_words = np.unique(np.arange(t.bomb_start, t.rocket + 1) // 64)
+        outside = nonzero.copy()
+        outside[:, self.bomb_words] = False
+        self.window_start = first
+        outside[np.arange(len(starts))[:, None], self._window(np.arange(len(starts)))] = False
+        self.narrow = ~outside.any(axis=1)
+
+    def _window(self, rows: np.ndarray) -> np.ndarray:
+        """``(N, _WINDOW)`` word indices of the window of beater rows ``rows``."""
+        return np.minimum(self.window_start[rows, None] + np.arange(_WINDOW), self.words - 1)
+
+    @staticmethod
+    def _block_index(hands: np.ndarray) -> np.ndarray:
+        """``(N, 5)`` row of each block's table: c0 * 25 + c1 * 5 + c2 of its three ranks."""
+        h = hands.astype(np.intp)
+        return h[:, 0::3] * 25 + h[:, 1::3] * 5 + h[:, 2::3]
 
     def fit_bits(self, hands: np.ndarray) -> np.ndarray:
         """``(N, W)`` bitsets of the combinations each of ``hands (N, 15)`` holds."""
-        h = hands.astype(np.intp)
-        idx = h[:, 0::3] * 25 + h[:, 1::3] * 5 + h[:, 2::3]  # (N, 5)
+        idx = self._block_index(hands)
         bits = self.fit[0, idx[:, 0]]
         for block in range(1, 5):
             bits &= self.fit[block, idx[:, block]]
         return bits
 
     def follow_bits(self, hands: np.ndarray, table_actions: np.ndarray) -> np.ndarray:
-        """``(N, W)`` bitsets of the legal answers to ``table_actions``: beating combos held, and pass."""
-        bits = self.fit_bits(hands) & self.beaters[self.beater_row[table_actions]]
+        """``(N, W)`` bitsets of the legal answers to ``table_actions``: beating combos held, and pass.
+
+        When the answers fit in a few words (a window from the first beating id,
+        and the bomb words), only those words are computed.
+        """
+        rows = self.beater_row[table_actions]
+        narrow = self.narrow[rows]
+        bits = np.zeros((len(rows), self.words), dtype=np.uint64)
+        wide = np.flatnonzero(~narrow)
+        if len(wide):
+            bits[wide] = self.fit_bits(hands[wide]) & self.beaters[rows[wide]]
+        few = np.flatnonzero(narrow)
+        if len(few):
+            bomb_words = np.broadcast_to(self.bomb_words, (len(few), len(self.bomb_words)))
+            words = np.concatenate([self._window(rows[few]), bomb_words], axis=1)
+            idx = self._block_index(hands[few])
+            part = self.beaters[rows[few, None], words]
+            for block in range(5):
+                part &= self.fit[block][idx[:, block, None], words]
+            bits[few[:, None], words] = part
         bits[:, PASS // 64] |= np.uint64(1 << (PASS % 64))
         return bits
 
@@ -126,7 +163,7 @@ def bits_to_ids(bits: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
     ``ids[offsets[i]:offsets[i + 1]]`` are the set ids of row ``i``, ascending.
     """
-    rows, cols = np.nonzero(bits)
+    rows, cols = _nonzero_words(bits)
     words = bits[rows, cols]
     as_bytes = words.astype("<u8").view(np.uint8).reshape(-1, 8)
     set_bits = np.unpackbits(as_bytes, axis=1, bitorder="little").astype(bool)  # (nz, 64)
@@ -138,21 +175,36 @@ def bits_to_ids(bits: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return ids, offsets
 
 
+def _nonzero_words(bits: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Row and column of every nonzero word (``np.nonzero`` on a bool mask: much faster on uint64)."""
+    flat = np.flatnonzero(bits.ravel() != 0)
+    return flat // bits.shape[1], flat % bits.shape[1]
+
+
 def popcount(bits: np.ndarray) -> np.ndarray:
     """Number of set bits of each word (same shape)."""
     return np.bitwise_count(bits)
 
 
 def sample_bits(bits: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """One id drawn uniformly from each row's set bits (-1 for an empty row)."""
-    per_word = popcount(bits).astype(np.int64)
-    cum = np.cumsum(per_word, axis=1)
-    total = cum[:, -1]
-    k = np.floor(rng.random(len(bits)) * total).astype(np.int64)
-    word = np.argmax(cum > k[:, None], axis=1)
-    rows = np.arange(len(bits))
-    before = np.where(word > 0, cum[rows, np.maximum(word - 1, 0)], 0)
-    chosen = bits[rows, word].astype("<u8").view(np.uint8).reshape(-1, 8)
-    set_bits = np.unpackbits(chosen, axis=1, bitorder="little")
-    position = np.argmax(np.cumsum(set_bits, axis=1) > (k - before)[:, None], axis=1)
-    return np.where(total > 0, word * 64 + position, -1)
+    """One id drawn uniformly from each row's set bits (-1 for an empty row).
+
+    Works on the nonzero words only: row ``i`` takes its ``k``-th set bit,
+    ``k = floor(u_i * total_i)`` with ``u_i`` uniform in [0, 1).
+    """
+    n = len(bits)
+    rows, cols = _nonzero_words(bits)
+    words = bits[rows, cols]
+    count = popcount(words).astype(np.int64)
+    cum = np.cumsum(count)
+    total = np.bincount(rows, weights=count, minlength=n).astype(np.int64)
+    k = np.floor(rng.random(n) * total).astype(np.int64)
+    live = np.flatnonzero(total > 0)
+    target = (np.cumsum(total) - total + k)[live]  # index among all set bits of all rows
+    j = np.searchsorted(cum, target, side="right")  # the word holding it
+    within = target - (cum[j] - count[j])
+    set_bits = np.unpackbits(words[j].astype("<u8").view(np.uint8).reshape(-1, 8), axis=1, bitorder="little")
+    position = np.argmax(np.cumsum(set_bits, axis=1) > within[:, None], axis=1)
+    out = np.full(n, -1, dtype=np.int64)
+    out[live] = cols[j] * 64 + position
+    return out
