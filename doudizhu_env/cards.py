@@ -104,8 +104,3 @@ def card_name(card_id: int) -> str:
     if card_id >= 52:
         return RANK_CHARS[card_id - 52 + SMALL_JOKER]
     return RANK_CHARS[card_id // 4] + SUIT_CHARS[card_id % 4]
-
-
-def counts_of_cards(card_ids) -> np.ndarray:
-    """15 rank counts of a list of card ids."""
-    return np.bincount(card_rank(card_ids), minlength=NUM_RANKS).astype(np.int8)

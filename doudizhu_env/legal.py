@@ -35,8 +35,6 @@ from .rules import Rules
 
 _BLOCKS = np.arange(15).reshape(5, 3)
 _WINDOW = 4  # words computed for a narrow follow (see LegalTables.follow_bits)
-# _LOW[k] has the k lowest bits set, k = 0..64
-_LOW = np.array([(1 << k) - 1 for k in range(65)], dtype=np.uint64)
 
 
 class LegalTables:
@@ -147,15 +145,6 @@ def unpack_bits(bits: np.ndarray, num_actions: int) -> np.ndarray:
     """``(N, W)`` uint64 bitsets -> bool ``(N, num_actions)``."""
     as_bytes = np.ascontiguousarray(bits, dtype="<u8").view(np.uint8)
     return np.unpackbits(as_bytes, axis=1, count=num_actions, bitorder="little").view(bool)
-
-
-def range_bits(start: np.ndarray, end: np.ndarray, words: int) -> np.ndarray:
-    """``(N, W)`` bitsets with the ids ``start[i] <= a < end[i]`` set (empty when end <= start)."""
-    base = np.arange(words, dtype=np.int64) * 64
-    lo = np.clip(np.asarray(start, dtype=np.int64)[:, None] - base, 0, 64)
-    hi = np.clip(np.asarray(end, dtype=np.int64)[:, None] - base, 0, 64)
-    hi = np.maximum(hi, lo)
-    return _LOW[hi] & ~_LOW[lo]
 
 
 def bits_to_ids(bits: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

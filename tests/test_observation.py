@@ -86,3 +86,16 @@ def test_multiplier_and_bombs_after_a_bomb():
     state = play(["bid3", "no_double", "no_double", "333444+55+66", "TTTT"])
     obs = observe(state)
     assert one_hot_slots(obs, "multiplier", 16) == [1] and one_hot_slots(obs, "bombs", 5) == [1]
+
+
+def test_the_deal_keeps_its_suits():
+    """The engine keeps the physical cards of the deal, for showing a game as dealt."""
+    from doudizhu_env.render import dealt_cards
+
+    shown = dealt_cards(reset(0, 1, deals=[DEAL]))
+    assert shown["hole"] == "8D 9D 2D"  # suits are given in order: the hands took S, H, C of 8, 9 and 2
+    for seat, hand in enumerate(DEAL.hands):
+        cards = shown[f"player_{seat}"].split()
+        assert "".join(sorted(c[0] for c in cards)) == "".join(sorted(hand)) and len(set(cards)) == 17
+    every = " ".join(shown.values()).split()
+    assert len(set(every)) == 54
