@@ -322,7 +322,7 @@ def legal_bits(state: State) -> np.ndarray:
     if len(lead):
         bits[lead] = lt.fit_bits(state.hands[lead, state.to_act[lead]])
     if len(follow):
-        bits[follow] = lt.follow_bits(state.hands[follow, state.to_act[follow]], state.table_action[follow])
+        lt.follow_bits(state.hands[follow, state.to_act[follow]], state.table_action[follow], bits, follow)
     return bits
 
 

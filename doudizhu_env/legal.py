@@ -97,18 +97,22 @@ class LegalTables:
             bits &= self.fit[block, idx[:, block]]
         return bits
 
-    def follow_bits(self, hands: np.ndarray, table_actions: np.ndarray) -> np.ndarray:
+    def follow_bits(self, hands: np.ndarray, table_actions: np.ndarray, out: np.ndarray | None = None,
+                    out_rows: np.ndarray | None = None) -> np.ndarray:
         """``(N, W)`` bitsets of the legal answers to ``table_actions``: beating combos held, and pass.
 
         When the answers fit in a few words (a window from the first beating id,
-        and the bomb words), only those words are computed.
+        and the bomb words), only those words are computed. With ``out`` (zeros)
+        the bitsets are written into its rows ``out_rows`` instead of a new array.
         """
+        if out is None:
+            out = np.zeros((len(table_actions), self.words), dtype=np.uint64)
+            out_rows = np.arange(len(table_actions))
         rows = self.beater_row[table_actions]
         narrow = self.narrow[rows]
-        bits = np.zeros((len(rows), self.words), dtype=np.uint64)
         wide = np.flatnonzero(~narrow)
         if len(wide):
-            bits[wide] = self.fit_bits(hands[wide]) & self.beaters[rows[wide]]
+            out[out_rows[wide]] = self.fit_bits(hands[wide]) & self.beaters[rows[wide]]
         few = np.flatnonzero(narrow)
         if len(few):
             bomb_words = np.broadcast_to(self.bomb_words, (len(few), len(self.bomb_words)))
@@ -117,9 +121,9 @@ class LegalTables:
             part = self.beaters[rows[few, None], words]
             for block in range(5):
                 part &= self.fit[block][idx[:, block, None], words]
-            bits[few[:, None], words] = part
-        bits[:, PASS // 64] |= np.uint64(1 << (PASS % 64))
-        return bits
+            out[out_rows[few, None], words] = part
+        out[out_rows, PASS // 64] |= np.uint64(1 << (PASS % 64))
+        return out
 
 
 @functools.cache
