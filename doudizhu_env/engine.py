@@ -256,10 +256,11 @@ def reset(
         drawn = _draw_seat(keys, episode, 1)
         landlord = np.array([drawn[i] if d.landlord is None else d.landlord for i, d in enumerate(deals)],
                             dtype=np.int8)
-    return _new_hands(rules, keys, episode, zeros, cards, first, landlord)
+    return State(**_new_hands(rules, keys, episode, zeros, cards, first, landlord))
 
 
-def _new_hands(rules, keys, episode, redeals, cards, first, landlord) -> State:
+def _new_hands(rules, keys, episode, redeals, cards, first, landlord) -> dict:
+    """The fields of fresh hands dealt ``cards``, before the first decision."""
     n = len(keys)
     hands, hole = _deal_counts(cards)
     s = dict(
@@ -279,7 +280,7 @@ def _new_hands(rules, keys, episode, redeals, cards, first, landlord) -> State:
         everyone = np.arange(n)
         s["base"][:] = 1
         _make_landlord(s, everyone, landlord)
-    return State(**s)
+    return s
 
 
 def _make_landlord(s: dict, idx: np.ndarray, seat: np.ndarray) -> None:
@@ -409,8 +410,9 @@ def step(state: State, actions, *, auto_reset: bool = False, check: bool = True)
     _step_bidding(s, np.flatnonzero(live & (state.phase == BIDDING)), actions)
     _step_doubling(s, np.flatnonzero(live & (state.phase == DOUBLING)), actions)
     _step_play(s, np.flatnonzero(live & (state.phase == PLAY)), actions)
-    new = s.build()
-    return reset_done(new) if auto_reset else new
+    if auto_reset:
+        _deal_next_hands(s, np.flatnonzero(s["done"]))
+    return s.build()
 
 
 class _Draft(dict):
@@ -499,13 +501,16 @@ def _redeal(s: dict, idx: np.ndarray) -> None:
     _restart(s, idx, cards, first, first)
 
 
+_KEPT_ON_RESTART = ("rules", "key", "episode", "redeals", "rewards", "ended")
+
+
 def _restart(s: dict, idx: np.ndarray, cards: np.ndarray, first: np.ndarray, landlord: np.ndarray) -> None:
     """Overwrite games ``idx`` with a fresh deal (keeps key, episode, redeals; rewards and ended too)."""
     key, episode, redeals = s["key"][idx], s["episode"][idx], s["redeals"][idx]
     fresh = _new_hands(s["rules"], key, episode, redeals, cards, first, landlord)
     for name in _FIELDS:
-        if name not in ("rules", "rewards", "ended"):
-            s[name][idx] = getattr(fresh, name)
+        if name not in _KEPT_ON_RESTART:
+            s[name][idx] = fresh[name]
 
 
 def _step_doubling(s: dict, idx: np.ndarray, actions: np.ndarray) -> None:
@@ -600,17 +605,24 @@ def reset_done(state: State) -> State:
     ``rewards`` and ``ended`` are kept, so a caller can still read the
     result of the step that ended a hand.
     """
-    idx = np.flatnonzero(state.done)
-    if not len(idx):
+    if not state.done.any():
         return state
     s = _Draft(state)
+    _deal_next_hands(s, np.flatnonzero(state.done))
+    return s.build()
+
+
+def _deal_next_hands(s: dict, idx: np.ndarray) -> None:
+    """Games ``idx`` of a draft start their next hand (episode + 1, first bidder one seat on)."""
+    if not len(idx):
+        return
     s["episode"][idx] += 1
     s["redeals"][idx] = 0
     key, episode = s["key"][idx], s["episode"][idx]
     cards = _shuffled_deals(key, episode, s["redeals"][idx])
     first = ((s["first_bidder"][idx] + 1) % 3).astype(np.int8)
-    _restart(s, idx, cards, first, _draw_seat(key, episode, 1))
-    return s.build()
+    landlord = first if s["rules"].bidding else _draw_seat(key, episode, 1)  # drawn only without bidding
+    _restart(s, idx, cards, first, landlord)
 
 
 def escape(state: State, seats) -> State:
