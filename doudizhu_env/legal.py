@@ -35,6 +35,12 @@ from .rules import Rules
 
 _BLOCKS = np.arange(15).reshape(5, 3)
 _WINDOW = 4  # words computed for a narrow follow (see LegalTables.follow_bits)
+# _POP8[b]: set bits of byte b; _SELECT8[b, r]: position of the r-th set bit of byte b
+_POP8 = np.array([bin(b).count("1") for b in range(256)], dtype=np.int64)
+_SELECT8 = np.zeros((256, 8), dtype=np.int64)
+for _b in range(256):
+    _set = [i for i in range(8) if _b >> i & 1]
+    _SELECT8[_b, : len(_set)] = _set
 
 
 class LegalTables:
@@ -196,8 +202,17 @@ def sample_bits(bits: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     target = (np.cumsum(total) - total + k)[live]  # index among all set bits of all rows
     j = np.searchsorted(cum, target, side="right")  # the word holding it
     within = target - (cum[j] - count[j])
-    set_bits = np.unpackbits(words[j].astype("<u8").view(np.uint8).reshape(-1, 8), axis=1, bitorder="little")
-    position = np.argmax(np.cumsum(set_bits, axis=1) > within[:, None], axis=1)
     out = np.full(n, -1, dtype=np.int64)
-    out[live] = cols[j] * 64 + position
+    out[live] = cols[j] * 64 + select_bit(words[j], within)
     return out
+
+
+def select_bit(words: np.ndarray, k: np.ndarray) -> np.ndarray:
+    """Position (0..63) of the ``k``-th set bit (from 0, lowest first) of each uint64 word."""
+    as_bytes = words.astype("<u8").view(np.uint8).reshape(-1, 8)
+    per_byte = _POP8[as_bytes]
+    cum = np.cumsum(per_byte, axis=1)
+    byte = np.argmax(cum > k[:, None], axis=1)
+    rows = np.arange(len(words))
+    rank_in_byte = k - (cum[rows, byte] - per_byte[rows, byte])
+    return byte * 8 + _SELECT8[as_bytes[rows, byte], rank_in_byte]

@@ -179,3 +179,19 @@ def test_auto_reset_deals_a_new_hand(seed, num_games, rules):
                 assert s.hands[i].sum(axis=1).tolist() == [17, 17, 17]
             else:
                 assert s.phase[i] == PLAY and s.to_act[i] == s.landlord[i] and s.hands[i].sum() == 54
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.integers(0, 2**63 - 1), st.integers(1, 12))
+def test_sample_bits_draws_the_kth_set_bit(seed, num_rows):
+    """Uniform sampling from bitsets picks, per row, the k-th set id with k = floor(u * count)."""
+    from doudizhu_env.legal import bits_to_ids, pack_bits, sample_bits
+
+    gen = np.random.default_rng(seed)
+    mask = gen.random((num_rows, 200)) < gen.choice([0.0, 0.01, 0.3, 1.0], size=(num_rows, 1))
+    drawn = sample_bits(pack_bits(mask), np.random.default_rng(seed))
+    u = np.random.default_rng(seed).random(num_rows)
+    ids, offsets = bits_to_ids(pack_bits(mask))
+    for i in range(num_rows):
+        row = ids[offsets[i] : offsets[i + 1]]
+        assert drawn[i] == (row[int(u[i] * len(row))] if len(row) else -1)
