@@ -26,6 +26,7 @@ import torch
 from torch import nn
 
 from doudizhu_env import engine
+from doudizhu_env.legal import bits_to_ids, sample_bits
 from doudizhu_env.observation import (
     ACTION_SIZE,
     HISTORY_MOVES,
@@ -166,7 +167,8 @@ class DMCAgent(Agent):
         """
         obs = observe(state)
         pos = positions(state)
-        ids, offsets = engine.legal_actions(state)
+        bits = engine.legal_bits(state)  # computed once: for the Q candidates and for exploration
+        ids, offsets = bits_to_ids(bits)
         actions = np.zeros(state.num_games, dtype=np.int64)
         live = np.flatnonzero(np.diff(offsets) > 0)
         if len(live):
@@ -176,7 +178,7 @@ class DMCAgent(Agent):
             actions[live] = ids[segment_argmax(q, live_offsets)]
             eps = np.where(pos == 0, self.epsilon if self.bidding_epsilon is None else self.bidding_epsilon,
                            self.epsilon)
-            explore = self.rng.random(state.num_games) < eps
-            if explore.any():
-                actions = np.where(explore & (pos >= 0), engine.sample_legal(state, self.rng), actions)
+            explore = np.flatnonzero((self.rng.random(state.num_games) < eps) & (pos >= 0))
+            if len(explore):
+                actions[explore] = sample_bits(bits[explore], self.rng)
         return actions, obs, pos

@@ -648,6 +648,12 @@ def escape(state: State, seats) -> State:
     return s.build()
 
 
+def take(state: State, games) -> State:
+    """The games ``games`` (indices) of ``state``, as a state of their own."""
+    games = np.asarray(games, dtype=np.int64)
+    return State(**{n: (v[games] if isinstance(v := getattr(state, n), np.ndarray) else v) for n in _FIELDS})
+
+
 def action_names(state: State, actions) -> list[str]:
     """Canonical names of a batch of action ids (for logs)."""
     table = action_table(state.rules)
@@ -656,7 +662,7 @@ def action_names(state: State, actions) -> list[str]:
 
 __all__ = [
     "BIDDING", "DOUBLING", "PLAY", "OVER", "NO_SPRING", "SPRING", "REVERSE_SPRING", "MAX_HISTORY",
-    "Deal", "State", "IllegalActionError", "reset", "step", "reset_done", "escape",
+    "Deal", "State", "IllegalActionError", "reset", "step", "reset_done", "escape", "take",
     "legal_bits", "legal_action_mask", "legal_actions", "sample_legal", "action_names",
     "is_legal", "legal_bid", "legal_doubling", "legal_play",
 ]

@@ -124,14 +124,8 @@ class RandomPolicy:
 # ----------------------------------------------------------------------------
 
 
-def _take(state: engine.State, idx: np.ndarray) -> engine.State:
-    """The games ``idx`` of ``state`` (copies)."""
-    return engine.State(**{f.name: (v[idx] if isinstance(v := getattr(state, f.name), np.ndarray) else v)
-                           for f in dataclasses.fields(state)})
-
-
 def _merged(state: engine.State, idx: np.ndarray, taken: engine.State, sub: engine.State) -> engine.State:
-    """``state`` with rows ``idx`` replaced by ``sub``, the games ``taken = _take(state, idx)`` stepped.
+    """``state`` with rows ``idx`` replaced by ``sub``, the games ``taken = engine.take(state, idx)`` stepped.
 
     States share arrays (the engine copies on write), so nothing is written in
     place: each field the step replaced is copied, then updated.
@@ -170,7 +164,7 @@ class _Driver:
             if not len(games):
                 continue
             if isinstance(opp, RandomPolicy):  # needs only the acting hand: no view to build
-                view = sub if len(games) == sub.num_games else _take(sub, games)
+                view = sub if len(games) == sub.num_games else engine.take(sub, games)
             else:
                 view = seat_view(sub, games)
             actions[games] = np.asarray(opp.act(view), dtype=np.int64)
@@ -192,7 +186,7 @@ class _Driver:
             if not len(pending):
                 return state
             full = len(pending) == state.num_games
-            taken = state if full else _take(state, pending)
+            taken = state if full else engine.take(state, pending)
             sub = engine.step(taken, self._opponent_actions(taken, self.seats[pending]), check=self.check)
             if sub.done.any():
                 sub = self._end(sub, pending, out, autoreset)
@@ -208,7 +202,7 @@ class _Driver:
                 out["ended"][g] = True
                 out["truncated"][g] = sub.truncated[first]
                 out["points"][g] = sub.scores[first]
-                out["final"][g] = observe(_take(sub, first), self.seats[g])
+                out["final"][g] = observe(engine.take(sub, first), self.seats[g])
         return engine.reset_done(sub) if autoreset else sub
 
 

@@ -50,7 +50,7 @@ import numpy as np
 
 from .actions import action_table
 from .cards import DECK_COUNTS
-from .engine import PLAY, State
+from .engine import PLAY, State, take
 
 HISTORY_MOVES = 15
 CARD_BITS = 54
@@ -184,16 +184,16 @@ def seat_view(state: State, games=None, seats=None) -> State:
     ``legal_action_mask``) and :func:`observe` work on it unchanged, so an
     agent given views cannot cheat.
     """
-    games = np.arange(state.num_games) if games is None else np.asarray(games, dtype=np.int64)
-    seats = state.to_act[games] if seats is None else np.broadcast_to(np.asarray(seats), games.shape)
-    fields = {f.name: getattr(state, f.name) for f in dataclasses.fields(state)}
-    sub = {k: (v[games] if isinstance(v, np.ndarray) else v) for k, v in fields.items()}
+    sub = take(state, np.arange(state.num_games) if games is None else games)
+    seats = sub.to_act if seats is None else np.broadcast_to(np.asarray(seats), (sub.num_games,))
     own = (np.arange(3)[None, :] == np.asarray(seats)[:, None])[:, :, None]
-    sub["hands"] = np.where(own, sub["hands"], 0).astype(np.int8)
-    sub["hole"] = np.where((sub["landlord"] >= 0)[:, None], sub["hole"], 0).astype(np.int8)
-    sub["deal"] = np.full_like(sub["deal"], -1)
-    sub["key"] = np.zeros_like(sub["key"])
-    return State(**sub)
+    return dataclasses.replace(
+        sub,
+        hands=np.where(own, sub.hands, 0).astype(np.int8),
+        hole=np.where((sub.landlord >= 0)[:, None], sub.hole, 0).astype(np.int8),
+        deal=np.full_like(sub.deal, -1),
+        key=np.zeros_like(sub.key),
+    )
 
 
 #: Features of an action (for Q(s, a) models), one row per action id.

@@ -16,20 +16,21 @@ import numpy as np
 
 from doudizhu_env.engine import MAX_HISTORY
 from doudizhu_env.observation import OBS_SIZE
+from doudizhu_env.rewards import shape_reward
 
 SAMPLE_FIELDS = ("obs", "action", "position", "target")
+_REWARD_OF = {"adp": "score", "wp": "win", "logadp": "log_score"}
 
 
 def objective_targets(points: np.ndarray, objective: str) -> np.ndarray:
-    """Monte-Carlo targets from final points: ``adp`` points, ``wp`` +1/-1, ``logadp`` sign x log2(1+|p|)."""
-    points = points.astype(np.float32)
-    if objective == "adp":
-        return points
-    if objective == "wp":
-        return np.sign(points)
-    if objective == "logadp":
-        return np.sign(points) * np.log2(1.0 + np.abs(points))
-    raise ValueError(f"objective must be adp, wp or logadp, got {objective!r}")
+    """Monte-Carlo targets from final points: ``adp`` points, ``wp`` +1/-1, ``logadp`` sign x log2(1+|p|).
+
+    The objectives are DouZero's names for the environments' reward kinds
+    (:func:`doudizhu_env.rewards.shape_reward`).
+    """
+    if objective not in _REWARD_OF:
+        raise ValueError(f"objective must be adp, wp or logadp, got {objective!r}")
+    return shape_reward(points, _REWARD_OF[objective])
 
 
 def pack_obs(obs: np.ndarray) -> np.ndarray:
