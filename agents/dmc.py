@@ -8,7 +8,10 @@ Each network scores all legal actions of a decision at once::
 
     state  s --[MLP over the observation pieces + LSTM over the move history]--> e(s)
     action a --[MLP over the action features]------------------------------------> f(a)
-    Q(s, a) = w . relu(U e(s) + V f(a) + b) + c
+    Q(s, a) = w . head(relu(U e(s) + V f(a) + b)) + c
+
+``head`` is ``head_layers - 1`` more ReLU layers (none by default), so
+the joint layer is the first layer of an MLP over ``[e(s), f(a)]``.
 
 ``U e(s)`` is computed once per decision; per action the cost is the small
 action MLP, ``V f(a)`` and one dot product, instead of a large MLP run on the
@@ -67,6 +70,9 @@ class ModelConfig:
     """Width of the action embedding f(a)."""
     head_hidden: int = 128
     """Width of the joint layer relu(U e(s) + V f(a) + b)."""
+    head_layers: int = 1
+    """Layers of ``head_hidden`` units over each (state, action) pair: 1 is the joint layer
+    alone; each more adds ``relu(W h + b)``, computed for the legal actions only."""
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
@@ -85,6 +91,8 @@ class QNet(nn.Module):
         self.action_mlp = nn.Sequential(nn.Linear(ACTION_SIZE, cfg.action_hidden), nn.ReLU())
         self.state_proj = nn.Linear(cfg.hidden, cfg.head_hidden)
         self.action_proj = nn.Linear(cfg.action_hidden, cfg.head_hidden, bias=False)
+        self.head = nn.Sequential(*[m for _ in range(cfg.head_layers - 1)
+                                    for m in (nn.Linear(cfg.head_hidden, cfg.head_hidden), nn.ReLU())])
         self.out = nn.Linear(cfg.head_hidden, 1)
         self.register_buffer("not_history", torch.from_numpy(_NOT_HISTORY), persistent=False)
 
@@ -102,7 +110,7 @@ class QNet(nn.Module):
     def score(self, state_code: torch.Tensor, actions: torch.Tensor) -> torch.Tensor:
         """Q of ``(M, ACTION_SIZE)`` actions given the ``(M, head_hidden)`` code of their state."""
         joint = torch.relu(state_code + self.action_proj(self.action_mlp(actions)))
-        return self.out(joint).squeeze(-1)
+        return self.out(self.head(joint)).squeeze(-1)
 
 
 class DMCModel(nn.Module):

@@ -29,7 +29,9 @@ piece              size   meaning
 ``doubles``        9      per relative seat: not asked, no, yes
 ``base``           4      the highest bid so far, 0..3
 ``multiplier``     16     log2 of the multiplier so far (0..15, capped)
-``cards_left``     63     per relative seat, the number of cards in hand 0..20
+``cards_left``     63     per relative seat, the number of cards in hand 0..20: the
+                          cards dealt to it (17, and 3 more for the landlord once
+                          it took the hole cards) minus the cards it played
 ``to_beat_seat``   3      who played the combination on the table (zeros when leading)
 ``bombs``          5      bombs and rocket played so far (0..4, capped)
 ``history_seats``  45     per move of ``history_cards``, who made it (relative seat)
@@ -49,7 +51,7 @@ import dataclasses
 import numpy as np
 
 from .actions import action_table
-from .cards import DECK_COUNTS
+from .cards import DECK_COUNTS, HAND_SIZE, HOLE_SIZE
 from .engine import PLAY, State, take
 
 HISTORY_MOVES = 15
@@ -107,6 +109,16 @@ def roles(state: State, seats: np.ndarray) -> np.ndarray:
     return np.where(landlord >= 0, (np.asarray(seats) - landlord) % 3, -1)
 
 
+def cards_left(state: State) -> np.ndarray:
+    """``(B, 3)`` cards in each seat's hand, from public facts only: dealt minus played.
+
+    Every seat was dealt 17 cards and the landlord took the 3 hole cards; so
+    the count does not need the hands and is the same on a :func:`seat_view`.
+    """
+    took_hole = np.arange(3)[None, :] == state.landlord.astype(np.int64)[:, None]
+    return HAND_SIZE + HOLE_SIZE * took_hole - state.played.sum(axis=2, dtype=np.int64)
+
+
 def _one_hot(values: np.ndarray, size: int) -> np.ndarray:
     """One-hot over the last axis; values outside 0..size-1 give all zeros."""
     return (values[..., None] == np.arange(size)).astype(np.float32)
@@ -159,7 +171,7 @@ def _one_hot_values(state: State, seats: np.ndarray, last) -> np.ndarray:
         state.doubles[rows, rel] + 1,
         state.base[:, None],
         np.minimum(np.log2(state.multiplier).astype(np.int64), 15)[:, None],
-        state.hands[rows, rel].sum(axis=2),
+        cards_left(state)[rows, rel],
         np.where(leading, -1, (state.table_seat - seats) % 3)[:, None],
         np.minimum(state.bombs.astype(np.int64) + state.rocket, 4)[:, None],
         np.where(valid, (who - seats[:, None]) % 3, -1),

@@ -9,6 +9,7 @@ chunks of samples go to the learner through a bounded queue.
 
 from __future__ import annotations
 
+import dataclasses
 import queue as queue_lib
 
 import numpy as np
@@ -27,41 +28,70 @@ def epsilon_at(frames: int, start: float, final: float, decay_frames: int) -> fl
     return start + (final - start) * min(1.0, frames / decay_frames)
 
 
-class Actor:
-    """Steps ``num_games`` self-play games and yields Monte-Carlo samples."""
+class _Table:
+    """One batch of self-play games under one rule set, and the decisions of its hands in progress."""
 
-    def __init__(self, model: DMCModel, num_games: int, objective: str, rng: np.random.Generator,
-                 bidding_epsilon: float | None = None):
-        self.agent = DMCAgent(model, rng=rng, bidding_epsilon=bidding_epsilon)
-        self.rng = rng
-        self.state = engine.reset(rng, num_games, model.rules)
+    def __init__(self, rules, num_games: int, objective: str, rng: np.random.Generator):
+        self.state = engine.reset(rng, num_games, rules)
         self.recorder = EpisodeRecorder(num_games, objective)
         self.games = np.arange(num_games)
+
+    def step(self, agent: DMCAgent) -> list[dict[str, np.ndarray]]:
+        """One decision in every game; the samples of the hands that ended or were redealt."""
+        actions, obs, pos = agent.decide(self.state)
+        before = self.state.redeals
+        self.recorder.record(self.games, self.state.to_act, pos, actions, obs)
+        self.state = engine.step(self.state, actions, check=False, auto_reset=True)
+        out = []
+        ended = np.flatnonzero(self.state.ended)
+        if len(ended):
+            out.append(self.recorder.finish(ended, self.state.rewards[ended]))
+        # all three passed and the cards were dealt again: those bids are worth what a new deal
+        # is worth (0 by symmetry), not the result of a hand played with other cards
+        redealt = np.flatnonzero((self.state.redeals > before) & ~self.state.ended)
+        if len(redealt):
+            out.append(self.recorder.finish(redealt, np.zeros((len(redealt), 3), np.float32)))
+        return out
+
+
+class Actor:
+    """Steps ``num_games`` self-play games and yields Monte-Carlo samples.
+
+    ``fixed_landlord_share`` of the games are dealt by the same rules without
+    bidding (the landlord drawn at random), the others play the full game;
+    both kinds are chosen for by the same model.
+    """
+
+    def __init__(self, model: DMCModel, num_games: int, objective: str, rng: np.random.Generator,
+                 bidding_epsilon: float | None = None, fixed_landlord_share: float = 0.0):
+        self.agent = DMCAgent(model, rng=rng, bidding_epsilon=bidding_epsilon)
+        self.rng = rng
+        rules = model.rules
+        fixed = int(round(num_games * fixed_landlord_share)) if rules.bidding else 0
+        sizes = [(rules, num_games - fixed), (dataclasses.replace(rules, bidding=False), fixed)]
+        self.tables = [_Table(r, n, objective, rng) for r, n in sizes if n > 0]
         self.frames = 0
         self.hands = 0
 
-    def step(self, epsilon: float) -> dict[str, np.ndarray] | None:
-        """One decision in every game; the samples of the hands that ended (or None)."""
+    def step(self, epsilon: float) -> list[dict[str, np.ndarray]]:
+        """One decision in every game; the samples of the hands that ended (possibly none)."""
         self.agent.epsilon = epsilon
-        actions, obs, pos = self.agent.decide(self.state)
-        self.recorder.record(self.games, self.state.to_act, pos, actions, obs)
-        self.state = engine.step(self.state, actions, check=False, auto_reset=True)
-        self.frames += len(self.games)
-        ended = np.flatnonzero(self.state.ended)
-        if not len(ended):
-            return None
-        self.hands += len(ended)
-        return self.recorder.finish(ended, self.state.rewards[ended])
+        out = []
+        for table in self.tables:
+            out += table.step(self.agent)
+            self.frames += len(table.games)
+            self.hands += int(table.state.ended.sum())
+        return out
 
     def collect(self, num_samples: int, epsilon: float) -> dict[str, np.ndarray]:
         """Step until at least ``num_samples`` samples are ready; return them."""
         chunks, count = [], 0
         with torch.no_grad():
             while count < num_samples:
-                out = self.step(epsilon)
-                if out is not None and len(out["target"]):
-                    chunks.append(out)
-                    count += len(out["target"])
+                for out in self.step(epsilon):
+                    if len(out["target"]):
+                        chunks.append(out)
+                        count += len(out["target"])
         return concat_samples(chunks)
 
 
@@ -73,7 +103,7 @@ def actor_process(model: DMCModel, cfg: dict, seed_seq: list[int], samples, fram
     """
     torch.set_num_threads(cfg["threads"])
     actor = Actor(model, cfg["games_per_actor"], cfg["objective"], np.random.default_rng(seed_seq),
-                  cfg["bidding_epsilon"])
+                  cfg["bidding_epsilon"], cfg["fixed_landlord_share"])
     while not stop.is_set():
         eps = epsilon_at(frames.value, cfg["epsilon"], cfg["epsilon_final"], cfg["epsilon_decay_frames"])
         before = actor.frames

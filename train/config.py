@@ -53,6 +53,11 @@ class TrainConfig:
     """Exploration at bidding decisions (constant). Higher than ``epsilon``: a policy that
     learns to pass everywhere otherwise spends its frames on redeals, and landlord play
     needs landlords."""
+    fixed_landlord_share: float = 0.5
+    """Share of each actor's games dealt without bidding (landlord drawn at random, as in the
+    ``fixed_landlord`` evaluation). These games teach the play networks every kind of hand in
+    every role, whatever the bidding policy does, and they are the inputs the fixed-landlord
+    evaluation shows the agent; the other games are the full game and teach bidding."""
     batch_size: int = 1024
     """Samples per learner update."""
     learning_rate: float = 3e-4
@@ -71,6 +76,9 @@ class TrainConfig:
     """Stop after this much wall time; 0 = no limit."""
     checkpoint_minutes: float = 10.0
     """Minutes between checkpoints (one is always written at the end)."""
+    keep_checkpoints: bool = False
+    """Also keep a copy of every periodic checkpoint, ``checkpoints/<frames>.pt`` (weights only),
+    to evaluate the run's progress afterwards."""
     eval_minutes: float = 10.0
     """Minutes between evaluations (one is always run at the end); 0 = only at the end."""
     eval_deals: int = 200
@@ -94,6 +102,8 @@ class TrainConfig:
         for name in ("games_per_actor", "batch_size", "queue_size", "chunk_size", "buffer_size", "threads"):
             if getattr(self, name) < 1:
                 raise ConfigError(f"{name} must be >= 1, got {getattr(self, name)}")
+        if not 0.0 <= self.fixed_landlord_share <= 1.0:
+            raise ConfigError(f"fixed_landlord_share must be in [0, 1], got {self.fixed_landlord_share}")
         if self.num_actors < 0:
             raise ConfigError(f"num_actors must be >= 0, got {self.num_actors}")
 

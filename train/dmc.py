@@ -61,7 +61,7 @@ class Run:
         self.rules = Rules.preset(cfg.rules)
         torch.manual_seed(cfg.seed)
         self.model = DMCModel(self.rules, cfg.model)
-        self.frames, self.updates, self.resumed_from = 0, 0, 0
+        self.frames, self.updates, self.resumed_from, self.resumed_updates = 0, 0, 0, 0
         device = cfg.device if cfg.device != "auto" else ("cuda" if torch.cuda.is_available() else "cpu")
         self.train_model = self.model if device == "cpu" else copy.deepcopy(self.model).to(device)
         self.learner = Learner(self.train_model, cfg.learning_rate, cfg.max_grad_norm, device)
@@ -85,7 +85,7 @@ class Run:
             raise CheckpointError(f"{self.ckpt_path!r} holds no optimizer state to resume from")
         self.learner.optimizer.load_state_dict(data["optimizer"])
         self.frames = self.resumed_from = int(data["frames"])
-        self.updates = self.learner.updates = int(data["updates"])
+        self.updates = self.resumed_updates = self.learner.updates = int(data["updates"])
         torch.set_rng_state(data["rng"]["torch"])
 
     # -- bookkeeping -------------------------------------------------------
@@ -113,19 +113,40 @@ class Run:
                 self.model.load_state_dict(self.train_model.state_dict())
 
     def maybe_log(self, force: bool = False) -> None:
+        """TensorBoard scalars and one progress line, every ``log_seconds``."""
         now = time.monotonic()
         if not force and now - self.last["log"] < self.cfg.log_seconds:
             return
         step = self.frames
-        for key, values in self.stats.items():
-            self.writer.add_scalar(key, float(np.mean(values)), step)
+        means = {key: float(np.mean(values)) for key, values in self.stats.items()}
+        for key, value in means.items():
+            self.writer.add_scalar(key, value, step)
         fps = (self.frames - self.last["frames"]) / max(now - self.last["log"], 1e-9)
+        share = self.trained_share()
         self.writer.add_scalar("perf/frames_per_s", fps, step)
         self.writer.add_scalar("perf/epsilon", self.epsilon(), step)
         self.writer.add_scalar("perf/updates", self.updates, step)
+        self.writer.add_scalar("perf/trained_share", share, step)
         self.writer.flush()
         self.stats.clear()
         self.last.update(log=now, frames=self.frames)
+        print(self.progress_line(fps, means.get("loss/all", float("nan")), share), flush=True)
+
+    def trained_share(self) -> float:
+        """Share of the samples made since the start that the learner trained on."""
+        made = self.frames - self.resumed_from
+        return min(1.0, (self.updates - self.resumed_updates) * self.cfg.batch_size / made) if made else 0.0
+
+    def progress_line(self, fps: float, loss: float, share: float) -> str:
+        cfg, minutes = self.cfg, self.elapsed_minutes()
+        parts = [f"[{minutes:5.1f} min]", f"frames {self.frames:,}"]
+        if cfg.total_frames:
+            parts[-1] += f"/{cfg.total_frames:,}"
+        parts += [f"{fps:,.0f} frames/s", f"updates {self.updates:,}", f"loss {loss:.4f}",
+                  f"eps {self.epsilon():.3f}", f"trained on {share:.1%} of samples"]
+        if cfg.max_minutes:
+            parts.append(f"{max(cfg.max_minutes - minutes, 0.0):.1f} min left")
+        return "  ".join(parts)
 
     def checkpoint(self) -> None:
         save_checkpoint(
@@ -133,6 +154,11 @@ class Run:
             frames=int(self.frames), updates=int(self.updates), train_config=self.cfg.to_dict(),
             rng={"torch": torch.get_rng_state()},
         )
+        if self.cfg.keep_checkpoints:
+            os.makedirs(os.path.join(self.dir, "checkpoints"), exist_ok=True)
+            save_checkpoint(os.path.join(self.dir, "checkpoints", f"{int(self.frames):012d}.pt"), self.train_model,
+                            frames=int(self.frames), updates=int(self.updates), train_config=self.cfg.to_dict(),
+                            minutes=self.elapsed_minutes())
         self.last["ckpt"] = time.monotonic()
 
     def evaluate(self) -> dict:
@@ -148,6 +174,8 @@ class Run:
         with open(os.path.join(self.dir, "eval.json"), "w") as f:
             json.dump({"frames": self.frames, "results": report}, f, indent=2)
         self.last["eval"] = time.monotonic()
+        print(f"evaluation at {self.frames:,} frames: " + "; ".join(
+            f"{name} WP {fig['wp']:.3f} ADP {fig['adp']:+.3f}" for name, fig in report.items()), flush=True)
         return report
 
     def periodic(self) -> None:
@@ -165,7 +193,8 @@ class Run:
 def run_inline(run: Run) -> None:
     """One actor in this process, alternating with the learner: deterministic for a seed."""
     actor = Actor(run.model, run.cfg.games_per_actor, run.cfg.objective,
-                  np.random.default_rng([run.cfg.seed, 0, run.resumed_from]), run.cfg.bidding_epsilon)
+                  np.random.default_rng([run.cfg.seed, 0, run.resumed_from]), run.cfg.bidding_epsilon,
+                  run.cfg.fixed_landlord_share)
     while not run.finished():
         before = actor.frames
         run.buffer.put(actor.collect(run.cfg.chunk_size, run.epsilon()))
@@ -223,8 +252,9 @@ def train(cfg: TrainConfig, resume: bool = False) -> dict:
     final = {f"hparam/{k}/{f}": figs[f] for k, figs in report.items() for f in ("wp", "adp")}
     run.writer.add_hparams(_hparams(cfg), {"hparam/frames": float(run.frames), **final}, run_name=".")
     run.writer.close()
-    print(f"trained {run.frames:,} frames ({run.updates:,} updates) in {run.elapsed_minutes():.1f} min; "
-          f"checkpoint {run.ckpt_path}")
+    print(f"trained {run.frames:,} frames ({run.updates:,} updates, {run.trained_share():.1%} of the samples) "
+          f"in {run.elapsed_minutes():.1f} min\ncheckpoint: {run.ckpt_path}\nTensorBoard logs: {run.dir} "
+          f"(tensorboard --logdir {cfg.out_dir})", flush=True)
     return report
 
 
