@@ -155,10 +155,11 @@ class Run:
             rng={"torch": torch.get_rng_state()},
         )
         if self.cfg.keep_checkpoints:
-            os.makedirs(os.path.join(self.dir, "checkpoints"), exist_ok=True)
-            save_checkpoint(os.path.join(self.dir, "checkpoints", f"{int(self.frames):012d}.pt"), self.train_model,
-                            frames=int(self.frames), updates=int(self.updates), train_config=self.cfg.to_dict(),
-                            minutes=self.elapsed_minutes())
+            kept = os.path.join(self.dir, "checkpoints")
+            os.makedirs(kept, exist_ok=True)
+            save_checkpoint(os.path.join(kept, f"{int(self.frames):012d}.pt"), self.train_model,
+                            frames=int(self.frames), updates=int(self.updates),
+                            train_config=self.cfg.to_dict(), minutes=self.elapsed_minutes())
         self.last["ckpt"] = time.monotonic()
 
     def evaluate(self) -> dict:
@@ -252,9 +253,8 @@ def train(cfg: TrainConfig, resume: bool = False) -> dict:
     final = {f"hparam/{k}/{f}": figs[f] for k, figs in report.items() for f in ("wp", "adp")}
     run.writer.add_hparams(_hparams(cfg), {"hparam/frames": float(run.frames), **final}, run_name=".")
     run.writer.close()
-    print(f"trained {run.frames:,} frames ({run.updates:,} updates, {run.trained_share():.1%} of the samples) "
-          f"in {run.elapsed_minutes():.1f} min\ncheckpoint: {run.ckpt_path}\nTensorBoard logs: {run.dir} "
-          f"(tensorboard --logdir {cfg.out_dir})", flush=True)
+    print(f"trained {run.frames:,} frames ({run.updates:,} updates, "
+          f"{run.trained_share():.1%} of the samples) in {run.elapsed_minutes():.1f} min", flush=True)
     return report
 
 
@@ -275,6 +275,9 @@ def main(argv=None) -> None:
         from .evaluation import format_table
 
         print(format_table(report))
+    run_dir = os.path.join(cfg.out_dir, cfg.run_name)
+    print(f"checkpoint: {os.path.join(run_dir, 'checkpoint.pt')}\n"
+          f"TensorBoard logs: {run_dir} (tensorboard --logdir {cfg.out_dir})")
 
 
 if __name__ == "__main__":
