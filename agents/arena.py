@@ -32,6 +32,8 @@ import dataclasses
 import json
 import math
 import multiprocessing as mp
+import os
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -124,6 +126,7 @@ class ChunkResult:
     roles: np.ndarray  # (G, 3) role of each seat (0 landlord, 1 down, 2 up; -1 truncated)
     scores: np.ndarray  # (G, 3) final points per seat
     truncated: np.ndarray  # (G,) bool
+    bids: np.ndarray  # (G, 3) each seat's bid in the hand played (-1 no turn or no bidding, 0 pass)
     decisions: int = 0
 
 
@@ -175,7 +178,8 @@ def play_chunk(cfg: ArenaConfig, chunk: int, deals: Sequence[Deal], first_index:
     idx = np.arange(len(games)) % len(deals) + first_index
     role = np.where(state.landlord[:, None] >= 0, (np.arange(3)[None, :] - state.landlord[:, None]) % 3, -1)
     scores = state.scores.astype(np.int64)
-    return ChunkResult(idx, seat_agent, role, scores, state.truncated.copy(), decisions)
+    return ChunkResult(idx, seat_agent, role, scores, state.truncated.copy(), state.bids.astype(np.int64),
+                       decisions)
 
 
 def _play(state: engine.State, seat_agent: np.ndarray, agents: list) -> tuple[engine.State, int]:
@@ -241,6 +245,18 @@ def _job(args) -> ChunkResult:
     return play_chunk(*args)
 
 
+def one_thread() -> None:
+    """Hold torch (imported now or later) to one thread in this process.
+
+    Arena work is many small forward passes, one per decision step: torch's
+    intra-op threads only add contention there, worst of all with several
+    worker processes on few cores. Every worker calls this when it starts.
+    """
+    os.environ["OMP_NUM_THREADS"] = "1"  # read by a torch imported after this
+    if "torch" in sys.modules:
+        sys.modules["torch"].set_num_threads(1)
+
+
 def _run_jobs(jobs: list, workers: int, progress: bool, total: int) -> list[ChunkResult]:
     """Play the chunks in order (serially or in a process pool), with an optional progress bar."""
     bar = _progress_bar(total, progress)
@@ -251,7 +267,7 @@ def _run_jobs(jobs: list, workers: int, progress: bool, total: int) -> list[Chun
             bar.update(len(job[2]))
     else:
         ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else mp.get_context()
-        with ctx.Pool(workers) as pool:
+        with ctx.Pool(workers, initializer=one_thread) as pool:
             for res, job in zip(pool.imap(_job, jobs), jobs, strict=True):
                 results.append(res)
                 bar.update(len(job[2]))
@@ -310,6 +326,7 @@ def summarize(results: list[ChunkResult], names: list[str]) -> dict:
     num_deals = int(deal.max()) + 1 if len(deal) else 0
     seat_deal = np.repeat(deal, 3)
     a, ro, sc = agents.ravel(), roles.ravel(), scores.ravel().astype(np.float64)
+    bids = np.concatenate([r.bids for r in results]).ravel()
     win = (sc > 0).astype(np.float64)
     out = {"agents": {}, "truncated": int(np.concatenate([r.truncated for r in results]).sum()),
            "decisions": int(sum(r.decisions for r in results))}
@@ -323,14 +340,29 @@ def summarize(results: list[ChunkResult], names: list[str]) -> dict:
         entry["farmer"] = {"games": int(farmer.sum()),
                            "wp": mean_ci(_deal_means(seat_deal, win, farmer, num_deals)),
                            "adp": mean_ci(_deal_means(seat_deal, sc, farmer, num_deals))}
+        entry["bidding"] = _bidding_figures(a == k, ro, bids)
         out["agents"][name] = entry
     return out
 
 
-def format_report(report: dict) -> str:
-    """A readable table of a report: WP and ADP with 95% intervals, per agent and role."""
+def _bidding_figures(mine: np.ndarray, roles: np.ndarray, bids: np.ndarray) -> dict:
+    """How often an agent became landlord in its seats, and the share of each bid in its turns."""
+    turns = mine & (bids >= 0)
+    counts = np.bincount(bids[turns], minlength=4)[:4]
+    share = float((roles[mine] == 0).mean()) if mine.any() else math.nan
+    return {"seats": int(mine.sum()), "landlord_share": share, "turns": int(turns.sum()),
+            "bid_shares": (counts / max(int(turns.sum()), 1)).tolist()}
+
+
+def format_report(report: dict, agents: Sequence[str] | None = None) -> str:
+    """A readable table of a report: WP and ADP with 95% intervals, per agent (default: all) and role.
+
+    With bidding, a line per agent says how often it became landlord and how it bid.
+    """
     lines = [f"{'agent':<24} {'role':<14} {'games':>7}  {'WP':>16}  {'ADP':>18}"]
-    for name, entry in report["agents"].items():
+    names = list(report["agents"]) if agents is None else list(agents)
+    for name in names:
+        entry = report["agents"][name]
         for role in ("all", "landlord", "farmer", "landlord_down", "landlord_up"):
             e = entry[role]
             if e["games"] == 0:
@@ -338,6 +370,13 @@ def format_report(report: dict) -> str:
             wp, adp = e["wp"], e["adp"]
             lines.append(f"{name:<24} {role:<14} {e['games']:>7}  {wp['mean']:.3f} +- {wp['ci']:.3f}  "
                          f"{adp['mean']:+.3f} +- {adp['ci']:.3f}")
+    for name in names:
+        bidding = report["agents"][name].get("bidding", {})
+        if bidding.get("turns"):
+            shares = "  ".join(f"{label} {x:.0%}" for label, x in zip(("pass", "bid1", "bid2", "bid3"),
+                                                                       bidding["bid_shares"], strict=True))
+            lines.append(f"{name}: landlord in {bidding['landlord_share']:.1%} of its seats; "
+                         f"its bids: {shares}")
     if report.get("truncated"):
         lines.append(f"truncated games (redeal bound): {report['truncated']}")
     return "\n".join(lines)

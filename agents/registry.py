@@ -53,8 +53,7 @@ def make_agent(spec: str, rules: Rules | None = None, seed=0) -> Agent:
 
 def _dmc_agent(path: str, rules: Rules | None) -> Agent:
     """A greedy :class:`agents.dmc.DMCAgent` from a training checkpoint (``train.dmc``)."""
-    from train.checkpoint import load_model
-
+    from .checkpoint import load_model
     from .dmc import DMCAgent
 
     model = load_model(path)

@@ -106,7 +106,7 @@ def run_ours(num_actors: int, seconds: float, config: str = DEFAULT_CONFIG, thre
     """One run of :func:`train.dmc.train` for ``seconds`` of wall time."""
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-    from train.checkpoint import read_checkpoint
+    from agents.checkpoint import read_checkpoint
     from train.config import load_config
     from train.dmc import train
 

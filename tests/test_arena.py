@@ -35,7 +35,9 @@ def test_summarize_tiny_known_case():
     agents = np.array([[0, 1, 1], [1, 0, 0], [0, 1, 1], [1, 0, 0]])
     roles = np.tile([0, 1, 2], (4, 1))
     scores = np.array([[2, -1, -1], [-4, 2, 2], [-2, 1, 1], [2, -1, -1]])
-    res = ChunkResult(np.array([0, 0, 1, 1]), agents, roles, scores, np.zeros(4, bool))
+    # bids: seat 0 bids 1 and the others pass, except in game 2 where seat 2 had no turn
+    bids = np.array([[1, 0, 0], [1, 0, 0], [3, -1, -1], [1, 0, 0]])
+    res = ChunkResult(np.array([0, 0, 1, 1]), agents, roles, scores, np.zeros(4, bool), bids)
     rep = summarize([res], ["a", "b"])
     a = rep["agents"]["a"]
     # a's seats: deal 0 -> scores 2, 2, 2 (wins 1, 1, 1); deal 1 -> -2, -1, -1 (wins 0, 0, 0)
@@ -49,6 +51,11 @@ def test_summarize_tiny_known_case():
     b = rep["agents"]["b"]
     assert b["landlord"]["adp"]["mean"] == pytest.approx((-4 + 2) / 2)
     assert b["all"]["games"] == 6
+    # a holds seats 0, 1, 2, 0, 1, 2 ... of games 0..3: 6 seats, landlord in games 0 and 2
+    assert a["bidding"]["seats"] == 6 and a["bidding"]["landlord_share"] == pytest.approx(2 / 6)
+    # a's turns: game 0 seat 0 (1), game 1 seats 1, 2 (0, 0), game 2 seat 0 (3), game 3 seats 1, 2 (0, 0)
+    assert a["bidding"]["turns"] == 6
+    assert a["bidding"]["bid_shares"] == pytest.approx([4 / 6, 1 / 6, 0, 1 / 6])
 
 
 def test_seatings_cover_every_position():

@@ -38,14 +38,8 @@ def random_positions(rules, seed, num_games=48):
             continue
         for k in rng.choice(len(pairs), size=min(PER_PHASE, len(pairs)), replace=False):
             t, g = pairs[k]
-            positions.append(take(snapshots[t], g))
+            positions.append(engine.take(snapshots[t], [g]))
     return positions
-
-
-def take(state, g):
-    """Game ``g`` of ``state`` as a one-game state."""
-    fields = {f.name: getattr(state, f.name) for f in dataclasses.fields(state)}
-    return engine.State(**{k: (v[g : g + 1] if isinstance(v, np.ndarray) else v) for k, v in fields.items()})
 
 
 def swap_hidden(state, observer, rng):

@@ -22,6 +22,7 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("yaml")
 pytest.importorskip("tensorboard")
 
+from agents.checkpoint import CheckpointError, load_model, read_checkpoint, save_checkpoint  # noqa: E402
 from agents.dmc import POSITIONS, DMCAgent, DMCModel, ModelConfig, positions, segment_argmax  # noqa: E402
 from doudizhu_env import engine  # noqa: E402
 from doudizhu_env.actions import PASS  # noqa: E402
@@ -36,7 +37,6 @@ from train.buffer import (  # noqa: E402
     pack_obs,
     unpack_obs,
 )
-from train.checkpoint import CheckpointError, load_model, read_checkpoint, save_checkpoint  # noqa: E402
 from train.config import TrainConfig, load_config  # noqa: E402
 from train.dmc import train  # noqa: E402
 from train.learner import Learner  # noqa: E402
@@ -213,7 +213,7 @@ def test_kill_during_checkpoint_write_leaves_the_previous_one(tmp_path):
         import io, time, torch
         from agents.dmc import DMCModel, ModelConfig
         from doudizhu_env.rules import Rules
-        from train.checkpoint import save_checkpoint
+        from agents.checkpoint import save_checkpoint
 
         real_save = torch.save
 

@@ -41,12 +41,12 @@ import numpy as np
 import torch
 import torch.multiprocessing as mp
 
+from agents.checkpoint import CheckpointError, load_model, read_checkpoint, save_checkpoint
 from agents.dmc import DMCAgent, DMCModel
 from doudizhu_env.rules import Rules
 
 from .actor import Actor, actor_process, epsilon_at
 from .buffer import SampleBuffer
-from .checkpoint import CheckpointError, load_model, read_checkpoint, save_checkpoint
 from .config import TrainConfig, parse_args
 from .learner import Learner
 

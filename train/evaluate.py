@@ -21,7 +21,15 @@ import json
 import sys
 import time
 
-from agents.arena import DUPLICATE_MODES, format_report, load_deals, make_deals, run_arena, save_deals
+from agents.arena import (
+    DUPLICATE_MODES,
+    format_report,
+    load_deals,
+    make_deals,
+    one_thread,
+    run_arena,
+    save_deals,
+)
 from doudizhu_env.rules import Rules
 
 
@@ -64,6 +72,7 @@ def main(argv=None) -> dict:
     """Run the evaluation, print the table, write the files asked for; returns the report."""
     args = build_parser().parse_args(argv)
     lineup, rules = resolve_args(args)
+    one_thread()
     if args.deals:
         deals = load_deals(args.deals)
     else:

@@ -43,13 +43,20 @@ def evaluate_against(agent: Agent, rules: Rules, opponents: list[str], num_deals
 
 
 def _figures(report: dict) -> dict:
+    """The agent's WP and ADP (and their 95% half-intervals ``*_ci``) overall and per role."""
     entry = report["agents"][AGENT]
-    figures = {"wp": entry["all"]["wp"]["mean"], "adp": entry["all"]["adp"]["mean"]}
-    for role in ("landlord", "farmer"):
+    figures = {}
+    for role in ("all", "landlord", "farmer", "landlord_down", "landlord_up"):
         if entry[role]["games"]:
-            figures[f"wp_{role}"] = entry[role]["wp"]["mean"]
-            figures[f"adp_{role}"] = entry[role]["adp"]["mean"]
-    figures["table"] = format_report(report)
+            suffix = "" if role == "all" else f"_{role}"
+            for key in ("wp", "adp"):
+                figures[key + suffix] = entry[role][key]["mean"]
+                figures[f"{key}{suffix}_ci"] = entry[role][key]["ci"]
+    bidding = entry["bidding"]
+    if bidding["turns"]:
+        figures["landlord_share"] = bidding["landlord_share"]
+        figures["pass_share"] = bidding["bid_shares"][0]
+    figures["table"] = format_report(report, agents=[AGENT])
     return figures
 
 

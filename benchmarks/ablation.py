@@ -1,0 +1,103 @@
+"""Ablation of the DMC training choices: each variant trained on the same budget, evaluated on the same deals.
+
+Every variant is ``configs/default.yaml`` with a few overrides, trained with
+``num_actors: 0`` (one actor alternating with the learner in one process: the
+run is deterministic for its seed, and no variant gets more CPU than another
+from the scheduler) for the same number of frames, then evaluated against
+RuleAgent on the same duplicate deals, with bidding and with a fixed landlord.
+
+Run (from the repository root)::
+
+    python -m benchmarks.ablation --frames 2000000 --deals 500 --json ablation.json
+    python -m benchmarks.ablation --variants old fixed_share --frames 200000 --deals 50
+
+Prints one row per variant: frames, minutes, and the agent's WP / ADP with
+95% intervals, overall with bidding (and its landlord share), and with a
+fixed landlord overall, as landlord and as farmer.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+
+from agents.checkpoint import load_model
+from agents.dmc import DMCAgent
+from train.config import load_config
+from train.dmc import train
+from train.evaluation import evaluate_against
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DEFAULT_CONFIG = os.path.join(ROOT, "configs", "default.yaml")
+
+#: Variant name -> overrides of the default config.
+VARIANTS: dict[str, dict] = {
+    "old": {"objective": "adp", "fixed_landlord_share": 0.0},
+    "fixed_share": {"objective": "adp"},
+    "default": {},
+    "deep_head": {"model.head_layers": 3},
+    "wp": {"objective": "wp"},
+}
+
+
+def run_variant(name: str, overrides: dict, frames: int, deals: int, out_dir: str, seed: int) -> dict:
+    """Train one variant for ``frames`` frames and evaluate it against RuleAgent on ``deals`` deals."""
+    cfg = load_config(DEFAULT_CONFIG, {
+        "run_name": f"ablation-{name}", "out_dir": out_dir, "seed": seed, "num_actors": 0,
+        "total_frames": frames, "max_minutes": 0, "eval_deals": 0, "log_seconds": 30,
+        "checkpoint_minutes": 1e6, **overrides,
+    })
+    start = time.monotonic()
+    train(cfg)
+    minutes = (time.monotonic() - start) / 60
+    model = load_model(os.path.join(out_dir, cfg.run_name, "checkpoint.pt"))
+    report = evaluate_against(DMCAgent(model), model.rules, ["rule"], deals, seed=seed + 1000)
+    row = {"variant": name, "overrides": overrides, "frames": frames, "minutes": minutes}
+    for key, figures in report.items():
+        row[key] = {k: v for k, v in figures.items() if k != "table"}
+    return row
+
+
+def format_rows(rows: list[dict]) -> str:
+    """The ablation table (Markdown)."""
+    head = ("| variant | frames | minutes | bidding WP | bidding ADP | landlord share | "
+            "fixed WP | fixed ADP | ADP as landlord | ADP as farmer |")
+    lines = [head, "|---" * (head.count("|") - 1) + "|"]
+    for r in rows:
+        b, f = r["rule/bidding"], r["rule/fixed_landlord"]
+
+        def pm(fig, key, fmt="+.3f"):
+            return f"{fig[key]:{fmt}} ± {fig[key + '_ci']:.3f}"
+
+        share = b.get("landlord_share", float("nan"))
+        lines.append(
+            f"| {r['variant']} | {r['frames']:,} | {r['minutes']:.1f} | {pm(b, 'wp', '.3f')} | {pm(b, 'adp')} | "
+            f"{share:.1%} | {pm(f, 'wp', '.3f')} | {pm(f, 'adp')} | {pm(f, 'adp_landlord')} | "
+            f"{pm(f, 'adp_farmer')} |")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> list[dict]:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=list(VARIANTS))
+    parser.add_argument("--frames", type=int, default=2_000_000, help="training frames per variant")
+    parser.add_argument("--deals", type=int, default=500, help="evaluation deals per mode")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out-dir", default="runs", help="where the variants' runs go")
+    parser.add_argument("--json", help="write the rows as JSON")
+    args = parser.parse_args(argv)
+    rows = []
+    for name in args.variants:
+        print(f"== variant {name}: {VARIANTS[name] or 'the default config'}", flush=True)
+        rows.append(run_variant(name, VARIANTS[name], args.frames, args.deals, args.out_dir, args.seed))
+        print(format_rows(rows), flush=True)
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump(rows, f, indent=2)
+    return rows
+
+
+if __name__ == "__main__":
+    main()
