@@ -74,8 +74,8 @@ def format_rows(rows: list[dict]) -> str:
         share = b.get("landlord_share", float("nan"))
         lines.append(
             f"| {r['variant']} | {r['frames']:,} | {r['minutes']:.1f} | "
-            f"{pm(b, 'wp', '.3f')} | {pm(b, 'adp')} | {share:.1%} | {pm(f, 'wp', '.3f')} | {pm(f, 'adp')} | {pm(f, 'adp_landlord')} | "
-            f"{pm(f, 'adp_farmer')} |")
+            f"{pm(b, 'wp', '.3f')} | {pm(b, 'adp')} | {share:.1%} | "
+            f"{pm(f, 'wp', '.3f')} | {pm(f, 'adp')} | {pm(f, 'adp_landlord')} | {pm(f, 'adp_farmer')} |")
     return "\n".join(lines)
 
 
