@@ -11,6 +11,10 @@ A checkpoint is a plain dict (tensors, numbers, strings, lists, dicts only)::
 The actors' generators are not saved: a resumed run seeds them from
 ``(seed, actor, frames at the resume)``, so a resume is reproducible too.
 
+:func:`export_weights` turns a training checkpoint into a file to ship:
+the same format without the optimizer and RNG state, the weights stored as
+float16 (half the size; they are cast back to float32 on load).
+
 Writing goes to a temporary file in the same folder, flushed and fsynced,
 then renamed over the target: a crash mid-write leaves the previous
 checkpoint whole.
@@ -35,12 +39,16 @@ class CheckpointError(ValueError):
 
 def save_checkpoint(path: str, model: DMCModel, optimizer=None, **extra) -> None:
     """Write ``model`` (and optimizer, counters, RNG states in ``extra``) to ``path`` atomically."""
-    data = {
+    _write(path, {
         "format": FORMAT, "version": VERSION,
         "rules": model.rules.to_dict(), "model_config": model.cfg.to_dict(),
         "model": model.state_dict(), "optimizer": optimizer.state_dict() if optimizer else None,
         **extra,
-    }
+    })
+
+
+def _write(path: str, data: dict) -> None:
+    """``torch.save`` of ``data`` to ``path`` through a fsynced temporary file and a rename."""
     folder = os.path.dirname(os.path.abspath(path))
     os.makedirs(folder, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=".ckpt-", dir=folder)
@@ -94,3 +102,19 @@ def load_model(path: str, rules: Rules | None = None, model_config: ModelConfig 
     except RuntimeError as err:
         raise CheckpointError(f"{path!r}: weights do not fit the model: {err}") from err
     return model
+
+
+def export_weights(src: str, dst: str, half: bool = True, **extra) -> dict:
+    """Write the model of checkpoint ``src`` to ``dst`` for shipping: weights (float16 when ``half``),
+    rules, model config, frames, updates and training config, plus ``extra``; no optimizer.
+
+    Returns the metadata written (everything but the weights).
+    """
+    data = read_checkpoint(src)
+    model = load_model(src)
+    weights = {k: (v.half() if half and v.is_floating_point() else v) for k, v in model.state_dict().items()}
+    meta = {k: data[k] for k in ("frames", "updates", "train_config", "minutes") if k in data}
+    meta.update(extra)
+    _write(dst, {"format": FORMAT, "version": VERSION, "rules": model.rules.to_dict(),
+                 "model_config": model.cfg.to_dict(), "model": weights, "optimizer": None, **meta})
+    return meta

@@ -4,6 +4,8 @@ Specs:
 
 - ``random``: :class:`agents.base.RandomAgent`
 - ``rule``: :class:`agents.rule.RuleAgent`
+- ``pretrained``: the DMC agent shipped with the package (``agents/weights/pretrained.pt``,
+  standard rules; see ``docs/pretrained.md``), played greedily
 - ``rlcard``: rlcard's ``DouDizhuRuleAgentV1`` through :mod:`agents.rlcard_adapter`
   (extra ``peers``: ``pip install rlcard==1.2.0``)
 - ``dmc:PATH`` or a path ending in ``.pt``: a checkpoint of ``train.dmc``, played greedily
@@ -24,7 +26,9 @@ from doudizhu_env.rules import Rules
 
 from .base import Agent, RandomAgent
 
-NAMES = ("random", "rule", "rlcard")
+NAMES = ("random", "rule", "pretrained", "rlcard")
+#: The shipped agent's weights (float16, loaded with ``weights_only=True``).
+PRETRAINED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "weights", "pretrained.pt")
 
 
 def make_agent(spec: str, rules: Rules | None = None, seed=0) -> Agent:
@@ -40,6 +44,8 @@ def make_agent(spec: str, rules: Rules | None = None, seed=0) -> Agent:
         from .rlcard_adapter import RlcardRuleAgent
 
         return RlcardRuleAgent(seed=rng)
+    if spec == "pretrained":
+        return _dmc_agent(PRETRAINED, rules)
     if spec.startswith("dmc:") or spec.endswith(".pt"):
         return _dmc_agent(spec.removeprefix("dmc:"), rules)
     path = spec[len("douzero:"):] if spec.startswith("douzero:") else spec

@@ -5,8 +5,13 @@ the line-up ``rule, X, X``), with bidding (standard rules) and with a fixed
 landlord (standard rules, bidding off). Usage::
 
     python -m benchmarks.arena --games 10000 --workers 2 --out benchmarks/arena_results.json
+    python -m benchmarks.arena --throughput-only --dmc pretrained
 
 prints a markdown table (used in ``docs/evaluation.md``) and writes the reports.
+The throughput part measures deals/s of random play, of RuleAgent, and of a
+DMC agent (``--dmc``, default the shipped ``pretrained``) against RuleAgent
+with a fixed landlord, at 1 and ``--workers`` processes (each holding torch
+to one thread, :func:`agents.arena.one_thread`).
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ import argparse
 import json
 import time
 
-from agents.arena import run_arena
+from agents.arena import one_thread, run_arena
 from doudizhu_env import Rules
 
 STUDIES = [("rule", "random"), ("rule", "rlcard")]
@@ -51,9 +56,13 @@ def main(argv=None) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", default=None)
     p.add_argument("--skip-rlcard", action="store_true")
+    p.add_argument("--throughput-only", action="store_true", help="skip the WP/ADP studies")
+    p.add_argument("--dmc", default="pretrained", help="DMC agent spec of the throughput rows")
+    p.add_argument("--throughput-deals", type=int, default=1000)
     args = p.parse_args(argv)
+    one_thread()
     results, rows = {}, []
-    for a, b in STUDIES:
+    for a, b in [] if args.throughput_only else STUDIES:
         if b == "rlcard" and args.skip_rlcard:
             continue
         for mode in MODES:
@@ -61,10 +70,14 @@ def main(argv=None) -> None:
             results[f"{a} vs {b} ({mode})"] = rep
             rows += table_rows(a, b, mode, rep)
             print(f"{a} vs {b} ({mode}): {rep['timing']['seconds']:.1f}s", flush=True)
-    for line_up, workers in ((("random",) * 3, 1), (("random",) * 3, args.workers),
-                             (("rule", "random", "random"), args.workers)):
-        rep = run_study(line_up[0], line_up[1], "bidding", min(args.games, 5000), workers, args.seed)
-        results[f"throughput {'/'.join(line_up)} workers={workers}"] = rep["timing"]
+    n = args.throughput_deals
+    studies = [(("random",) * 3, "bidding", 1), (("random",) * 3, "bidding", args.workers),
+               (("rule", "random", "random"), "bidding", args.workers),
+               ((args.dmc, "rule", "rule"), "fixed landlord", 1),
+               ((args.dmc, "rule", "rule"), "fixed landlord", args.workers)]
+    for line_up, mode, workers in studies:
+        rep = run_study(line_up[0], line_up[1], mode, n, workers, args.seed)
+        results[f"throughput {'/'.join(line_up)} ({mode}) workers={workers}"] = rep["timing"]
     print("| study | mode | agent | role | games | WP (95% CI) | ADP (95% CI) |")
     print("|---|---|---|---|---|---|---|")
     print("\n".join(rows))

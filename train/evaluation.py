@@ -25,26 +25,35 @@ AGENT = "dmc"
 MODES = ("bidding", "fixed_landlord")
 
 
-def evaluate_against(agent: Agent, rules: Rules, opponents: list[str], num_deals: int, seed: int = 0,
-                     modes: tuple[str, ...] = MODES) -> dict:
-    """``{f"{baseline}/{mode}": {"wp": .., "adp": .., "wp_landlord": .., ..., "table": str}}``."""
+def evaluate_against(agent: Agent | str, rules: Rules, opponents: list[str], num_deals: int, seed: int = 0,
+                     modes: tuple[str, ...] = MODES, workers: int = 1) -> dict:
+    """``{f"{baseline}/{mode}": {"wp": .., "adp": .., "wp_landlord": .., ..., "table": str}}``.
 
-    def factory(spec, rules, seed):
-        return agent if spec == AGENT else make_agent(spec, rules=rules, seed=seed)
+    ``agent`` is an agent object (played in this process) or an agent spec
+    (:func:`agents.registry.make_agent`; each of ``workers`` processes builds its own).
+    """
+    if isinstance(agent, str):
+        name, factory = agent, None
+    else:
+        name = AGENT
 
+        def factory(spec, rules, seed):
+            return agent if spec == AGENT else make_agent(spec, rules=rules, seed=seed)
+
+        workers = 1  # an agent object lives in this process
     out = {}
     for opponent in opponents:
         for mode in modes:
             mode_rules = rules if mode == "bidding" else dataclasses.replace(rules, bidding=False)
-            report = run_arena((AGENT, opponent, opponent), num_deals, mode_rules, seed=seed,
-                               agent_factory=factory)
-            out[f"{opponent}/{mode}"] = _figures(report)
+            report = run_arena((name, opponent, opponent), num_deals, mode_rules, seed=seed,
+                               agent_factory=factory, workers=workers)
+            out[f"{opponent}/{mode}"] = _figures(report, name)
     return out
 
 
-def _figures(report: dict) -> dict:
+def _figures(report: dict, name: str = AGENT) -> dict:
     """The agent's WP and ADP (and their 95% half-intervals ``*_ci``) overall and per role."""
-    entry = report["agents"][AGENT]
+    entry = report["agents"][name]
     figures = {}
     for role in ("all", "landlord", "farmer", "landlord_down", "landlord_up"):
         if entry[role]["games"]:
@@ -56,7 +65,7 @@ def _figures(report: dict) -> dict:
     if bidding["turns"]:
         figures["landlord_share"] = bidding["landlord_share"]
         figures["pass_share"] = bidding["bid_shares"][0]
-    figures["table"] = format_report(report, agents=[AGENT])
+    figures["table"] = format_report(report, agents=[name])
     return figures
 
 
