@@ -158,7 +158,9 @@ _NEW_VALUES = {
     "run_name": ("other", "other"),
     "out_dir": ("/tmp/somewhere", "/tmp/somewhere"),
     "rules": ("douzero", "douzero"),
-    "objective": ("logadp", "logadp"),
+    "objective": ("wp", "wp"),
+    "keep_checkpoints": ("true", True),
+    "fixed_landlord_share": ("0.25", 0.25),
     "device": ("cpu", "cpu"),
     "eval_opponents": ("[rule, random]", ["rule", "random"]),
 }
