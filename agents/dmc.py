@@ -65,7 +65,10 @@ class ModelConfig:
     hidden: int = 256
     """Width of the state MLP and of the state embedding e(s)."""
     lstm_hidden: int = 128
-    """Width of the LSTM over the last moves."""
+    """Width of the history encoder's output (the LSTM's hidden state, or the MLP's width)."""
+    history: str = "lstm"
+    """Encoder of the last moves: ``lstm`` (over the moves, oldest first, as in DouZero) or ``mlp``
+    (one ReLU layer over the flattened moves: a tenth of the LSTM's compute)."""
     action_hidden: int = 64
     """Width of the action embedding f(a)."""
     head_hidden: int = 128
@@ -74,8 +77,18 @@ class ModelConfig:
     """Layers of ``head_hidden`` units over each (state, action) pair: 1 is the joint layer
     alone; each more adds ``relu(W h + b)``, computed for the legal actions only."""
 
+    def __post_init__(self):
+        if self.history not in HISTORY_ENCODERS:
+            raise ValueError(f"history must be one of {HISTORY_ENCODERS}, got {self.history!r}")
+        for name in ("hidden", "lstm_hidden", "action_hidden", "head_hidden", "head_layers"):
+            if not isinstance(getattr(self, name), int) or getattr(self, name) < 1:
+                raise ValueError(f"model.{name} must be a positive integer, got {getattr(self, name)!r}")
+
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
+
+
+HISTORY_ENCODERS = ("lstm", "mlp")
 
 
 class QNet(nn.Module):
@@ -86,7 +99,11 @@ class QNet(nn.Module):
         flat = len(_NOT_HISTORY)
         self.state_mlp = nn.Sequential(nn.Linear(flat, cfg.hidden), nn.ReLU(),
                                        nn.Linear(cfg.hidden, cfg.hidden), nn.ReLU())
-        self.lstm = nn.LSTM(_MOVE_CARDS + _MOVE_SEATS, cfg.lstm_hidden, batch_first=True)
+        move = _MOVE_CARDS + _MOVE_SEATS
+        if cfg.history == "lstm":
+            self.lstm = nn.LSTM(move, cfg.lstm_hidden, batch_first=True)
+        else:
+            self.history_mlp = nn.Sequential(nn.Linear(HISTORY_MOVES * move, cfg.lstm_hidden), nn.ReLU())
         self.state_out = nn.Sequential(nn.Linear(cfg.hidden + cfg.lstm_hidden, cfg.hidden), nn.ReLU())
         self.action_mlp = nn.Sequential(nn.Linear(ACTION_SIZE, cfg.action_hidden), nn.ReLU())
         self.state_proj = nn.Linear(cfg.hidden, cfg.head_hidden)
@@ -102,9 +119,12 @@ class QNet(nn.Module):
         flat = obs[:, self.not_history]
         moves = torch.cat([obs[:, _HISTORY_CARDS].reshape(n, HISTORY_MOVES, _MOVE_CARDS),
                            obs[:, _HISTORY_SEATS].reshape(n, HISTORY_MOVES, _MOVE_SEATS)], dim=2)
-        moves = moves.flip(1)  # oldest move first
-        _, (h, _) = self.lstm(moves)
-        e = self.state_out(torch.cat([self.state_mlp(flat), h[-1]], dim=1))
+        if hasattr(self, "lstm"):
+            _, (h, _) = self.lstm(moves.flip(1))  # oldest move first
+            history = h[-1]
+        else:
+            history = self.history_mlp(moves.reshape(n, -1))
+        e = self.state_out(torch.cat([self.state_mlp(flat), history], dim=1))
         return self.state_proj(e)
 
     def score(self, state_code: torch.Tensor, actions: torch.Tensor) -> torch.Tensor:
