@@ -6,6 +6,7 @@ The end-to-end runs use ``configs/tiny.yaml`` (a few thousand frames, small netw
 
 from __future__ import annotations
 
+import dataclasses
 import glob
 import os
 import signal
@@ -25,7 +26,7 @@ pytest.importorskip("tensorboard")
 from agents.checkpoint import CheckpointError, load_model, read_checkpoint, save_checkpoint  # noqa: E402
 from agents.dmc import POSITIONS, DMCAgent, DMCModel, ModelConfig, positions, segment_argmax  # noqa: E402
 from doudizhu_env import engine  # noqa: E402
-from doudizhu_env.actions import PASS  # noqa: E402
+from doudizhu_env.actions import BID0, PASS  # noqa: E402
 from doudizhu_env.engine import MAX_HISTORY  # noqa: E402
 from doudizhu_env.observation import OBS_SIZE, observe  # noqa: E402
 from doudizhu_env.rules import Rules  # noqa: E402
@@ -184,6 +185,25 @@ def test_actor_process_run_trains_end_to_end(tmp_path):
     assert "loss/all" in logged and all(np.isfinite(v) for _, v in logged["loss/all"])
 
 
+def test_command_line_run_shows_progress_and_says_where_its_outputs_are(tmp_path):
+    cmd = [sys.executable, "-m", "train.dmc", "--config", "configs/tiny.yaml", "--out-dir", str(tmp_path),
+           "--run-name", "cli", "--total-frames", "3000", "--log-seconds", "0", "--eval-deals", "3",
+           "--keep-checkpoints", "true", "--checkpoint-minutes", "0"]
+    out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300, check=True).stdout
+    progress = [line for line in out.splitlines() if "frames/s" in line]
+    assert progress and all("loss" in line and "eps" in line and "trained on" in line for line in progress)
+    assert "evaluation at" in out
+    # the table shows the trained agent only, and how it bid
+    assert "against random/bidding (agent = dmc)" in out and "\nrandom " not in out
+    assert "dmc: landlord in" in out and "its bids: pass" in out
+    lines = out.strip().splitlines()
+    assert lines[-2] == f"checkpoint: {tmp_path / 'cli' / 'checkpoint.pt'}"
+    assert lines[-1].startswith(f"TensorBoard logs: {tmp_path / 'cli'}")
+    kept = os.listdir(tmp_path / "cli" / "checkpoints")
+    assert kept and all(read_checkpoint(str(tmp_path / "cli" / "checkpoints" / k))["optimizer"] is None
+                        for k in kept)
+
+
 # -- checkpoints -----------------------------------------------------------------
 
 
@@ -319,6 +339,39 @@ def test_learner_stats():
         rows = batch["position"] == p
         assert stats[f"return/{name}"] == pytest.approx(float(batch["target"][rows].mean()), rel=1e-5)
         assert stats[f"loss/{name}"] >= 0
+
+
+# -- actor ----------------------------------------------------------------------------
+
+
+def test_actor_deals_a_share_of_its_games_without_bidding():
+    model = small_model()
+    actor = Actor(model, 40, "logadp", np.random.default_rng(2), fixed_landlord_share=0.25)
+    sizes = {t.state.rules.bidding: t.state.num_games for t in actor.tables}
+    assert sizes == {True: 30, False: 10}
+    fixed = next(t for t in actor.tables if not t.state.rules.bidding)
+    assert (fixed.state.landlord >= 0).all()
+    assert fixed.state.rules == dataclasses.replace(model.rules, bidding=False)  # as the evaluation's
+    batch = actor.collect(2000, epsilon=0.1)
+    assert actor.frames >= 2000 and len(batch["target"]) >= 2000
+    only = Actor(model, 8, "adp", np.random.default_rng(2), fixed_landlord_share=1.0)
+    assert [t.state.rules.bidding for t in only.tables] == [False]
+
+
+def test_bids_of_a_redealt_hand_are_worth_zero():
+    """All three pass: those three decisions become samples with target 0 at once."""
+    model = small_model()
+    actor = Actor(model, 1, "adp", np.random.default_rng(0))
+    table = actor.tables[0]
+    pass_all = DMCAgent(model)
+    pass_all.decide = lambda state: (np.full(state.num_games, BID0), observe(state), positions(state))
+    out = []
+    for _ in range(3):
+        out += table.step(pass_all)
+    assert len(out) == 1 and len(out[0]["target"]) == 3
+    assert (out[0]["target"] == 0).all() and (out[0]["position"] == 0).all()
+    assert (out[0]["action"] == BID0).all()
+    assert int(table.state.redeals[0]) == 1 and table.state.phase[0] == engine.BIDDING
 
 
 # -- episode recorder and buffers ---------------------------------------------------
