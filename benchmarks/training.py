@@ -131,6 +131,7 @@ def run_ours(num_actors: int, seconds: float, config: str = DEFAULT_CONFIG, thre
         "frames": int(data["frames"]), "updates": int(data["updates"]), "wall_s": wall,
         "overall_fps": data["frames"] / wall, "steady_fps": _steady(sorted(records)),
         "samples_per_s": data["updates"] * cfg.batch_size / wall,
+        "trained_share": min(1.0, data["updates"] * cfg.batch_size / max(data["frames"], 1)),
     }
 
 
@@ -267,7 +268,7 @@ def main(argv=None) -> dict:
     print(f"\ntraining throughput, CPU ({os.cpu_count()} cores), {args.seconds:.0f} s runs, "
           f"median of {args.repeats}; load average now {os.getloadavg()[0]:.1f}")
     print(f"{'run':<12} {'actors':>6} {'frames':>10} {'overall f/s':>12} {'steady f/s':>11} "
-          f"{'learner f/s':>12} {'ratio (steady)':>15}")
+          f"{'learner f/s':>12} {'trained share':>14} {'ratio (steady)':>15}")
     for key, row in rows.items():
         who, actors = key.split("/")
         learner = row.get("learner_fps") if who == "douzero" else row.get("samples_per_s")
@@ -277,10 +278,11 @@ def main(argv=None) -> dict:
             ratio = f"{row['steady_fps'] / peer['steady_fps']:.1f}x"
             row["ratio_steady"] = row["steady_fps"] / peer["steady_fps"]
             row["ratio_overall"] = row["overall_fps"] / peer["overall_fps"] if peer["overall_fps"] else None
+        share = f"{row['trained_share']:.1%}" if row.get("trained_share") is not None else "-"
         print(f"{who:<12} {actors:>6} {_fmt(row['frames']):>10} {_fmt(row['overall_fps']):>12} "
-              f"{_fmt(row['steady_fps']):>11} {_fmt(learner):>12} {ratio:>15}")
+              f"{_fmt(row['steady_fps']):>11} {_fmt(learner):>12} {share:>14} {ratio:>15}")
     print("frames: actor decisions; learner f/s: samples the learner trained on per second "
-          "(DouZero: its logged frames)")
+          "(DouZero: its logged frames); trained share: samples trained on / samples made")
     result = {"seconds": args.seconds, "repeats": args.repeats, "cpu_count": os.cpu_count(),
               "load_average": os.getloadavg(), "config": os.path.relpath(args.config, ROOT),
               "douzero_python": python, "douzero_threads": args.douzero_threads, "rows": rows, "runs": runs}
