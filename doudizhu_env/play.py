@@ -1,0 +1,445 @@
+"""Play Dou Dizhu at a terminal against two agents.
+
+Usage::
+
+    python -m doudizhu_env.play                              # you at seat 0 against two pretrained agents
+    doudizhu-play --opponents pretrained rule --seat 1 --hands 3
+    doudizhu-play --opponents rule rule --rules douzero --seed 7 --no-color --record mine.jsonl
+
+Opponents are agent specs (see ``agents.registry``: ``random``, ``rule``,
+``pretrained``, ``dmc:PATH``, ...), seated after you in turn order.
+
+At a prompt, type:
+
+- a move in card notation: ``333444+5+7``, ``3334``, ``10JQKA``, ``XD``, or
+  ``pass``; cards in any order, ``10`` or ``T`` for ten. When the cards read
+  as several combinations you are asked which one you mean;
+- ``?`` or ``hint``: your legal moves, grouped by type;
+- a bid ``0``..``3`` (``0`` or ``pass``: no bid) and ``y`` / ``n`` to double;
+- ``quit`` (or end of input) to leave. Leaving in the middle of a hand is an
+  escape: it scores -3 x stake for you and 0 for the others (``docs/rules.md``).
+
+``--record FILE`` appends every hand to a JSON Lines file of game records
+(``docs/records.md``), to replay with ``python -m doudizhu_env.replay FILE``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import secrets
+import sys
+from collections.abc import Callable
+
+import numpy as np
+
+from . import engine, records
+from .actions import BID0, DOUBLE, NO_DOUBLE, PASS, action_table
+from .cards import format_hand, parse_hand
+from .observation import seat_view
+from .rules import Rules
+from .tableview import (
+    Style,
+    group_moves,
+    hole_ids,
+    last_moves,
+    multiplier_parts,
+    rules_label,
+    score_lines,
+    suited_hand,
+)
+
+QUIT_WORDS = ("quit", "exit")
+HINT_WORDS = ("?", "hint", "hints", "help")
+HINTS_PER_GROUP = 16
+
+
+class Quit(Exception):
+    """The person asked to leave the table; ``state`` is the hand they abandoned (None if none)."""
+
+    def __init__(self, state: engine.State | None = None):
+        super().__init__("the person left the table")
+        self.state = state
+
+
+class MoveError(ValueError):
+    """A move the person typed that cannot be played (the message says why)."""
+
+
+# ----------------------------------------------------------------------------
+# reading what the person types
+# ----------------------------------------------------------------------------
+
+
+def parse_move(state: engine.State, text: str) -> list[int]:
+    """The legal action ids a typed move may mean (one, or several readings to choose from).
+
+    Raises :class:`MoveError` for text that is no combination, cards the seat
+    does not hold, a pass when leading, or a combination that does not beat the table.
+    """
+    table = action_table(state.rules)
+    legal = set(engine.legal_actions(state)[0].tolist())
+    word = text.strip().lower()
+    if word in ("pass", "p"):
+        if PASS not in legal:
+            raise MoveError("you lead this trick, so you must play cards (pass is for following)")
+        return [PASS]
+    try:
+        counts = parse_hand(text)
+    except ValueError as e:
+        raise MoveError(f"cannot read {text.strip()!r}: {e}. Type cards like 333444+5+7, 3334 or 10JQKA, "
+                        "or pass; ? lists your moves") from None
+    if counts.sum() == 0:
+        raise MoveError("type some cards, pass, or ? for your moves")
+    readings = _readings(table, counts, text)
+    if not readings:
+        raise MoveError(f"{format_hand(counts)} is not a combination under these rules")
+    hand = state.hands[0, state.to_act[0]]
+    if np.any(counts > hand):
+        missing = np.maximum(counts.astype(int) - hand, 0)
+        raise MoveError(f"you do not hold {format_hand(counts)}: {format_hand(missing)} missing "
+                        f"(your hand: {format_hand(hand)})")
+    ok = [a for a in readings if a in legal]
+    if not ok:
+        on_table = table.names[int(state.table_action[0])]
+        raise MoveError(f"{table.names[readings[0]]} does not beat {on_table}; "
+                        "play a higher combination of the same type and length, a bomb, or pass")
+    return ok
+
+
+def _readings(table, counts: np.ndarray, text: str) -> list[int]:
+    """Action ids with exactly these cards; a ``+`` in the text fixes the body when that leaves any."""
+    found = table.readings(counts)
+    if "+" in text:
+        body = parse_hand(text.split("+")[0])
+        narrowed = [a for a in found if np.array_equal(table.body[a], body)]
+        found = narrowed or found
+    return found
+
+
+def parse_bid(text: str, legal: list[int]) -> int:
+    """A typed bid (``0``..``3``, ``bid2``, ``pass`` / ``no`` for no bid) as an action id among ``legal``."""
+    word = text.strip().lower().removeprefix("bid")
+    word = "0" if word in ("pass", "p", "no", "n", "none") else word
+    if word not in ("0", "1", "2", "3"):
+        raise MoveError(f"cannot read {text.strip()!r} as a bid: type 0 (no bid), 1, 2 or 3")
+    action = BID0 + int(word)
+    if action not in legal:
+        allowed = ", ".join(str(a - BID0) for a in legal)
+        raise MoveError(f"a bid must be above the highest bid so far; you may bid {allowed}")
+    return action
+
+
+def parse_double(text: str) -> int:
+    """``y`` / ``yes`` / ``double`` or ``n`` / ``no`` as ``DOUBLE`` / ``NO_DOUBLE``."""
+    word = text.strip().lower()
+    if word in ("y", "yes", "double", "d"):
+        return DOUBLE
+    if word in ("n", "no", "no_double", "pass", "p"):
+        return NO_DOUBLE
+    raise MoveError(f"cannot read {text.strip()!r}: type y to double or n not to")
+
+
+# ----------------------------------------------------------------------------
+# the table
+# ----------------------------------------------------------------------------
+
+
+class Table:
+    """A person at ``seat`` against agents at the other two seats, hand after hand.
+
+    ``read(prompt)`` returns a typed line (``input`` by default) and ``write``
+    prints a line; both can be replaced for other front ends.
+    """
+
+    def __init__(self, rules: Rules, seat: int, agents: dict, names: list[str], style: Style,
+                 read: Callable[[str], str] = input, write: Callable[[str], None] = print):
+        self.rules, self.seat, self.agents, self.names, self.style = rules, seat, agents, names, style
+        self.read, self.write = read, write
+        self.table = action_table(rules)
+        self.header = ""
+
+    # -- input ---------------------------------------------------------------
+
+    def ask(self, prompt: str) -> str:
+        """One line from the person; ``quit`` or the end of input raise :class:`Quit`."""
+        try:
+            line = self.read(self.style(prompt, "bold"))
+        except (EOFError, KeyboardInterrupt):
+            self.write("")
+            raise Quit from None
+        if line.strip().lower() in QUIT_WORDS:
+            raise Quit
+        return line
+
+    def ask_until(self, prompt: str, parse: Callable[[str], int], state: engine.State) -> int:
+        """Ask until ``parse`` accepts the answer; ``?`` shows the legal moves."""
+        while True:
+            line = self.ask(prompt)
+            if line.strip().lower() in HINT_WORDS:
+                self.write_hints(state)
+                continue
+            try:
+                return parse(line)
+            except MoveError as e:
+                self.write(self.style(f"  {e}", "red"))
+
+    # -- one decision --------------------------------------------------------
+
+    def decide(self, state: engine.State) -> int:
+        """The action of the seat to act: the person's answer or the agent's choice."""
+        seat = int(state.to_act[0])
+        if seat != self.seat:
+            return int(self.agents[seat].act(seat_view(state, np.array([0])))[0])
+        legal = engine.legal_actions(state)[0].tolist()
+        phase = int(state.phase[0])
+        if phase == engine.BIDDING:
+            self.show(state)
+            high = int(state.base[0])
+            hint = "0 = no bid" + (f", or above the highest bid {high}" if high else ", 1, 2 or 3")
+            return self.ask_until(f"your bid ({hint}): ", lambda t: parse_bid(t, legal), state)
+        if phase == engine.DOUBLING:
+            self.show(state)
+            word = "redouble" if seat == state.landlord[0] else "double"
+            return self.ask_until(f"{word}? (y/n): ", parse_double, state)
+        self.show(state)
+        prompt = "your move (cards, pass, ? for hints): "
+        return self.ask_until(prompt, lambda t: self.choose(state, t), state)
+
+    def choose(self, state: engine.State, text: str) -> int:
+        """The action a typed move means, asking which reading when there are several."""
+        options = parse_move(state, text)
+        if len(options) == 1:
+            return options[0]
+        self.write(f"  {format_hand(self.table.counts[options[0]])} can be played as:")
+        for k, a in enumerate(options, 1):
+            self.write(f"    {k}) {self.table.names[a]}  ({self._kind(a)})")
+
+        def pick(answer: str) -> int:
+            if answer.strip().isdigit() and 1 <= int(answer) <= len(options):
+                return options[int(answer) - 1]
+            if answer.strip() in (self.table.names[a] for a in options):
+                return self.table.index(answer.strip())
+            raise MoveError(f"type a number 1..{len(options)}")
+
+        return self.ask_until("which one? ", pick, state)
+
+    def _kind(self, action: int) -> str:
+        return next(iter(group_moves(self.rules, [action])))
+
+    # -- output --------------------------------------------------------------
+
+    def seat_label(self, seat: int) -> str:
+        """``you`` or ``seat 1 (rule)``."""
+        return "you" if seat == self.seat else f"seat {seat} ({self.names[seat]})"
+
+    def verb(self, seat: int, verb: str) -> str:
+        """``verb`` agreeing with the seat label: ``you bid``, ``seat 1 bids``; ``you are``, ``seat 1 is``."""
+        if verb == "be":
+            return "are" if seat == self.seat else "is"
+        return verb if seat == self.seat else verb + "s"
+
+    def show(self, state: engine.State) -> None:
+        """The table as the person sees it: seats, bids, doublings, last moves, the hole, their hand."""
+        s = self.style
+        phase = engine.PHASE_NAMES[int(state.phase[0])]
+        parts = ", ".join(multiplier_parts(state)) or "nothing doubled yet"
+        self.write(s(f"--- {self.header} | {phase} | base {int(state.base[0])} | "
+                     f"multiplier x{int(state.multiplier[0])} ({parts}) ---", "cyan"))
+        last = last_moves(state)
+        for seat in range(3):
+            self.write(self._seat_line(state, seat, last[seat]))
+        if state.landlord[0] >= 0:
+            self.write(f"  hole cards: {s.cards(hole_ids(state))}")
+        if state.phase[0] == engine.PLAY:
+            on, by = int(state.table_action[0]), self.seat_label(int(state.table_seat[0]))
+            self.write("  you lead: play any combination" if on < 0 else
+                       f"  to beat: {s(self.table.names[on], 'bold')} by {by}")
+        mine = suited_hand(state, 0, self.seat)
+        self.write(f"  your hand ({len(mine)}): {s.cards(mine)}")
+
+    def _seat_line(self, state: engine.State, seat: int, last: str | None) -> str:
+        s = self.style
+        landlord = int(state.landlord[0])
+        role = "" if landlord < 0 else ("landlord" if seat == landlord else "farmer")
+        cards = int(state.hands[0, seat].sum())
+        bid = int(state.bids[0, seat])
+        dbl = {1: "double", 0: "no double"}.get(int(state.doubles[0, seat]), "")
+        marker = ">" if seat == state.to_act[0] and not state.done[0] else " "
+        count = f"{cards:>2} card{'s' * (cards != 1)}".ljust(8)
+        count = s(count, "yellow", "bold") if cards <= 2 else count
+        line = (f"{marker} {self.seat_label(seat):<22} {role:<8} {count} "
+                f"{('bid ' + str(bid)) if bid >= 0 else '':<6} {dbl:<9} last: {last or '-'}")
+        return s(line, "green") if seat == self.seat else line
+
+    def write_hints(self, state: engine.State) -> None:
+        """The legal moves of the seat to act, grouped by type."""
+        ids = engine.legal_actions(state)[0]
+        self.write(f"  legal moves ({len(ids)}):")
+        for kind, names in group_moves(self.rules, ids).items():
+            more = f" ... ({len(names) - HINTS_PER_GROUP} more)" if len(names) > HINTS_PER_GROUP else ""
+            self.write(f"    {kind}: {' '.join(names[:HINTS_PER_GROUP])}{more}")
+
+    def announce(self, before: engine.State, after: engine.State, seat: int, action: int) -> None:
+        """Say what a seat did, and what followed (the landlord, a redeal, a cleared table)."""
+        s, who, name = self.style, self.seat_label(seat), self.table.names[action]
+        phase = int(before.phase[0])
+        if phase == engine.BIDDING:
+            self.write(f"  {who}: {'no bid' if action == BID0 else 'bid ' + str(action - BID0)}")
+        elif phase == engine.DOUBLING:
+            word = "redouble" if seat == before.landlord[0] else "double"
+            self.write(f"  {who}: {word if action == DOUBLE else 'no ' + word}")
+        elif action == PASS:
+            self.write(s(f"  {who}: pass", "dim"))
+        else:
+            left = int(after.hands[0, seat].sum())
+            self.write(f"  {who}: {s(name, 'bold')}  ({left} card{'s' * (left != 1)} left)")
+        if after.redeals[0] > before.redeals[0] and not after.done[0]:
+            first = int(after.to_act[0])
+            self.write(s(f"  nobody bid: the cards are dealt again; {self.seat_label(first)} "
+                         f"{self.verb(first, 'bid')} first", "yellow"))
+        elif before.landlord[0] < 0 <= after.landlord[0]:
+            landlord = int(after.landlord[0])
+            self.write(s(f"  {self.seat_label(landlord)} {self.verb(landlord, 'be')} the landlord (base "
+                         f"{int(after.base[0])}); hole cards {s.cards(hole_ids(after))}", "bold"))
+
+    # -- a hand --------------------------------------------------------------
+
+    def play_hand(self, state: engine.State) -> engine.State:
+        """Play one hand to its end; on :class:`Quit` mid-hand the person escapes and it ends at once."""
+        for agent in self.agents.values():
+            agent.reset()
+        self._opening(state)
+        try:
+            while not state.done[0]:
+                seat = int(state.to_act[0])
+                action = self.decide(state)
+                after = engine.step(state, np.array([action]))
+                self.announce(state, after, seat, action)
+                state = after
+        except Quit:
+            state = engine.escape(state, np.array([self.seat]))
+            self.finish(state)
+            raise Quit(state) from None
+        self.finish(state)
+        return state
+
+    def _opening(self, state: engine.State) -> None:
+        if self.rules.bidding:
+            first = int(state.first_bidder[0])
+            self.write(f"{self.header}: {self.seat_label(first)} {self.verb(first, 'bid')} first")
+        else:
+            landlord = int(state.landlord[0])
+            self.write(f"{self.header}: {self.seat_label(landlord)} {self.verb(landlord, 'be')} the landlord "
+                       "(no bidding)")
+
+    def finish(self, state: engine.State) -> None:
+        """The final score of the hand and how it was made."""
+        self.write(self.style(f"=== {self.header} over ===", "cyan", "bold"))
+        names = [self.seat_label(s) for s in range(3)]
+        for line in score_lines(state, 0, names):
+            self.write("  " + line)
+
+
+# ----------------------------------------------------------------------------
+# a session: several hands, the running total, the command line
+# ----------------------------------------------------------------------------
+
+
+def play_session(table: Table, seed: int, hands: int, record: str | None = None) -> list[int]:
+    """Play ``hands`` hands (the first bidder moving on each hand); returns the running total per seat.
+
+    Each finished (or abandoned) hand is appended to ``record`` at once. :class:`Quit` passes through.
+    """
+    totals = [0, 0, 0]
+    state = engine.reset(seed, 1, table.rules)
+    players = [("human" if s == table.seat else table.names[s]) for s in range(3)]
+    for k in range(hands):
+        table.header = f"hand {k + 1} of {hands}"
+        if k:
+            state = engine.reset_done(state)
+        try:
+            state = table.play_hand(state)
+        except Quit as q:
+            _tally(table, q.state, totals, k + 1, record, players, seed)
+            raise
+        _tally(table, state, totals, k + 1, record, players, seed)
+        if k + 1 < hands:
+            table.ask(f"press Enter for hand {k + 2} of {hands} (or quit): ")
+    return totals
+
+
+def _tally(table: Table, state: engine.State, totals: list[int], played: int, record: str | None,
+           players: list[str], seed: int) -> None:
+    """Add a finished hand to the running total (and the record file), and show the total."""
+    for s in range(3):
+        totals[s] += int(state.scores[0, s])
+    if record:
+        rec = records.record_from_state(state, 0, players, {"source": "play", "hand": played, "seed": seed})
+        records.save_records([rec], record, append=True)
+    scores = ", ".join(f"{table.seat_label(s)} {totals[s]:+d}" for s in range(3))
+    table.write(table.style(f"running total after {played} hand{'s' * (played > 1)}: {scores}", "bold"))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command-line options."""
+    p = argparse.ArgumentParser(prog="doudizhu-play", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--opponents", nargs=2, metavar="AGENT", default=["pretrained", "pretrained"],
+                   help="agent specs of the two other seats, in turn order after yours (default: pretrained)")
+    p.add_argument("--seat", type=int, choices=(0, 1, 2), default=0, help="your seat (default 0)")
+    p.add_argument("--rules", default="standard", help="rules preset: standard or douzero")
+    p.add_argument("--seed", type=int, help="seed of the deals and the agents (default: drawn and shown)")
+    p.add_argument("--hands", type=int, default=1, help="hands to play (default 1)")
+    p.add_argument("--no-color", action="store_true", help="plain text even on a colour terminal")
+    p.add_argument("--record", help="append every hand to this JSON Lines file (docs/records.md)")
+    return p
+
+
+def make_opponents(specs: list[str], rules: Rules, seat: int, seed: int) -> tuple[dict, list[str]]:
+    """Agents for the two seats after ``seat`` and every seat's name (imports ``agents`` only now)."""
+    from agents.registry import make_agent
+
+    agents, names = {}, ["you"] * 3
+    for k, spec in enumerate(specs, 1):
+        other = (seat + k) % 3
+        agents[other] = make_agent(spec, rules=rules, seed=[seed, other])
+        names[other] = spec
+    return agents, names
+
+
+def main(argv=None) -> int:
+    """Sit at the table; returns the exit status (0, or 2 when the options cannot be used)."""
+    args = build_parser().parse_args(argv)
+    if args.hands < 1:
+        print("error: --hands must be at least 1", file=sys.stderr)
+        return 2
+    seed = secrets.randbelow(10**6) if args.seed is None else args.seed
+    try:
+        rules = Rules.preset(args.rules)
+        agents, names = make_opponents(args.opponents, rules, args.seat, seed)
+    except (ValueError, ImportError, OSError) as e:
+        advice = " (try --opponents rule rule)" if "pretrained" in args.opponents else ""
+        print(f"error: cannot set up the table: {e}{advice}", file=sys.stderr)
+        return 2
+    _line_editing()
+    style = Style(sys.stdout.isatty() and not args.no_color)
+    table = Table(rules, args.seat, agents, names, style, write=lambda line: print(line, flush=True))
+    print(style(f"Dou Dizhu, rules {rules_label(rules)}, seed {seed}: you are seat {args.seat}; "
+                f"type ? for your moves, quit to leave", "bold"))
+    try:
+        play_session(table, seed, args.hands, args.record)
+    except Quit:
+        print("you left the table")
+    return 0
+
+
+def _line_editing() -> None:
+    """Arrow keys and history at the prompts where the readline module exists."""
+    try:
+        import readline  # noqa: F401  (imported for its effect on input())
+    except ImportError:
+        pass
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,143 @@
+"""Text pieces of a table for people: suited cards, colour, last moves, how a score was made.
+
+Shared by the terminal table (:mod:`doudizhu_env.play`) and the replay printer
+(:mod:`doudizhu_env.replay`). Everything reads an engine state; nothing here
+changes one. Suits are for display only: a play takes cards of the right
+ranks from a hand, and the cards shown leaving are, per rank, the lowest
+suits (``S H C D``) the seat still holds.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import engine
+from .actions import NUM_SPECIAL, PASS, CombType, action_table
+from .cards import HAND_SIZE, card_name, card_rank
+from .rules import PRESETS, Rules
+
+_ANSI = {"red": "31", "green": "32", "yellow": "33", "blue": "34", "magenta": "35", "cyan": "36",
+         "bold": "1", "dim": "2"}
+
+
+class Style:
+    """ANSI colour when ``color`` is true, plain text otherwise."""
+
+    def __init__(self, color: bool):
+        self.color = color
+
+    def __call__(self, text: str, *styles: str) -> str:
+        """``text`` in the given styles (``"red"``, ``"bold"``, ...) or unchanged without colour."""
+        if not self.color or not styles:
+            return text
+        codes = ";".join(_ANSI[s] for s in styles)
+        return f"\x1b[{codes}m{text}\x1b[0m"
+
+    def card(self, card_id: int) -> str:
+        """One physical card: hearts and diamonds red, jokers magenta."""
+        name = card_name(card_id)
+        if card_id >= 52:
+            return self(name, "magenta", "bold")
+        return self(name, "red") if name[1] in "HD" else name
+
+    def cards(self, ids) -> str:
+        """Cards sorted by rank then suit, space separated (``-`` for none)."""
+        ids = sorted(int(c) for c in ids)
+        return " ".join(self.card(c) for c in ids) if ids else "-"
+
+
+def rules_label(rules: Rules) -> str:
+    """A short name of a rule configuration: its preset, and the fields that differ from it."""
+    def diff(preset: Rules) -> dict:
+        return {k: v for k, v in rules.to_dict().items() if preset.to_dict()[k] != v}
+
+    name = min(PRESETS, key=lambda n: len(diff(PRESETS[n])))
+    changed = ", ".join(f"{k}={v}" for k, v in diff(PRESETS[name]).items())
+    return f"{name} ({changed})" if changed else name
+
+
+def dealt_ids(state: engine.State, game: int, seat: int) -> np.ndarray:
+    """The card ids dealt to ``seat`` (with the hole cards once the seat is the landlord)."""
+    ids = state.deal[game, seat * HAND_SIZE:(seat + 1) * HAND_SIZE]
+    if seat == state.landlord[game]:
+        ids = np.concatenate([ids, hole_ids(state, game)])
+    return ids
+
+
+def hole_ids(state: engine.State, game: int = 0) -> np.ndarray:
+    """The three hole cards as dealt."""
+    return state.deal[game, 3 * HAND_SIZE:]
+
+
+def suited_hand(state: engine.State, game: int, seat: int) -> list[int]:
+    """The card ids ``seat`` still holds, sorted: per rank, the first cards dealt minus those played."""
+    ids = sorted(int(c) for c in dealt_ids(state, game, seat))
+    played = state.played[game, seat].astype(int).copy()
+    left = []
+    for c in ids:
+        rank = int(card_rank(c))
+        if played[rank] > 0:
+            played[rank] -= 1
+        else:
+            left.append(c)
+    return left
+
+
+def last_moves(state: engine.State, game: int = 0) -> list[str | None]:
+    """Each seat's latest play-phase move of the hand (a combination or ``pass``), None before its first."""
+    table = action_table(state.rules)
+    out: list[str | None] = [None, None, None]
+    for i in range(int(state.history_len[game])):
+        a = int(state.history[game, i])
+        if a == PASS or a >= NUM_SPECIAL:
+            out[int(state.history_seat[game, i])] = table.names[a]
+    return out
+
+
+def group_moves(rules: Rules, actions) -> dict[str, list[str]]:
+    """Action ids grouped by combination type, e.g. ``{"pair": ["33", "77"], "pass": ["pass"]}``."""
+    table = action_table(rules)
+    groups: dict[str, list[str]] = {}
+    for a in actions:
+        kind = CombType(int(table.types[a])).name.lower().replace("_", " ")
+        groups.setdefault(kind, []).append(table.names[int(a)])
+    return groups
+
+
+def multiplier_parts(state: engine.State, game: int = 0) -> list[str]:
+    """What doubled the stake so far: ``["bomb x2", "rocket x2", "2 doublings x4", ...]``."""
+    parts = []
+    bombs = int(state.bombs[game])
+    doubles = int(np.sum(state.doubles[game] == 1))
+    if bombs:
+        parts.append(f"{bombs} bomb{'s' * (bombs > 1)} x{2 ** bombs}")
+    if state.rocket[game]:
+        parts.append("rocket x2")
+    if doubles:
+        parts.append(f"{doubles} doubling{'s' * (doubles > 1)} x{2 ** doubles}")
+    spring = int(state.spring[game])
+    if spring:
+        parts.append(("spring", "reverse spring")[spring - 1] + " x2")
+    return parts
+
+
+def score_lines(state: engine.State, game: int = 0, names=("seat 0", "seat 1", "seat 2")) -> list[str]:
+    """How the hand's score was made: who won, base, multiplier and its parts, the points."""
+    base, mult = int(state.base[game]), int(state.multiplier[game])
+    scores = [int(x) for x in state.scores[game]]
+    points = "points: " + ", ".join(f"{n} {s:+d}" for n, s in zip(names, scores, strict=True))
+    if state.truncated[game]:
+        limit = state.rules.redeal_limit
+        return [f"no score: nobody bid on {limit + 1} deals in a row (the redeal limit is {limit})", points]
+    parts = ", ".join(multiplier_parts(state, game)) or "nothing doubled"
+    stake = f"stake = base {base} x multiplier {mult} ({parts}) = {base * mult}"
+    escaped = int(state.escaped[game])
+    if escaped >= 0:
+        return [f"{names[escaped]} left the hand: -3 x stake, the others score 0",
+                stake if base > 0 else "nobody had bid yet: stake 1", points]
+    landlord = int(state.landlord[game])
+    won = state.hands[game, landlord].sum() == 0
+    who = f"{names[landlord]} (landlord) wins" if won else "the farmers win"
+    rule = "landlord +2 x stake, each farmer -stake" if won else "landlord -2 x stake, each farmer +stake"
+    return [f"{who}; the base is the winning bid" if state.rules.bidding else f"{who}; base 1 (no bidding)",
+            stake, f"{rule}; {points}"]

@@ -1,0 +1,300 @@
+"""The terminal table: move parsing, and whole hands driven through a pseudo-terminal (pexpect)."""
+
+import io
+import os
+import re
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from doudizhu_env import engine, play, records
+from doudizhu_env.actions import BID0, DOUBLE, NO_DOUBLE, PASS, action_table
+from doudizhu_env.cards import DECK_COUNTS, format_hand, parse_hand
+from doudizhu_env.rules import Rules
+from doudizhu_env.tableview import Style
+
+ROOT = Path(__file__).resolve().parent.parent
+PROMPTS = {
+    "bid": r"your bid \([^\n]*\): ",
+    "double": r"(re)?double\? \(y/n\): ",
+    "move": r"your move \(cards, pass, \? for hints\): ",
+    "which": r"which one\? ",
+    "next": r"press Enter for hand \d+ of \d+ \(or quit\): ",
+}
+
+
+# ----------------------------------------------------------------------------
+# reading moves (no terminal)
+# ----------------------------------------------------------------------------
+
+
+def scripted_state(mine: str, rules: str = "douzero"):
+    """A hand where seat 0 (the landlord, no bidding) holds ``mine`` and the hole ``QKA``, to lead."""
+    rest = DECK_COUNTS - parse_hand(mine) - parse_hand("QKA")
+    others = format_hand(rest)
+    deal = engine.Deal((mine, others[:17], others[17:]), "QKA", 0, 0)
+    return engine.reset(0, 1, rules, deals=[deal])
+
+
+def names(state, ids):
+    return [action_table(state.rules).names[a] for a in ids]
+
+
+def test_parse_move_readings_and_errors():
+    state = scripted_state("333444555666789TJ")
+    assert names(state, play.parse_move(state, "3334")) == ["333+4"]
+    assert names(state, play.parse_move(state, "10JQKA")) == ["TJQKA"]
+    assert names(state, play.parse_move(state, " 4+333 ")) == ["333+4"]  # the body does not fit: all readings
+    several = names(state, play.parse_move(state, "333444555666"))
+    assert sorted(several) == sorted(["333444555666", "333444555+6+6+6", "444555666+3+3+3"])
+    assert names(state, play.parse_move(state, "444555666+3+3+3")) == ["444555666+3+3+3"]
+    for text, message in [("pass", "you lead this trick"), ("ZZ", "cannot read 'ZZ'"),
+                          ("34", "not a combination"), ("2222", "you do not hold 2222: 2222 missing"),
+                          ("", "type some cards")]:
+        with pytest.raises(play.MoveError, match=message):
+            play.parse_move(state, text)
+    after = engine.step(state, np.array([action_table(state.rules).index("J")]))  # seat 1 must beat J
+    assert play.parse_move(after, "pass") == [PASS]
+    hand1 = format_hand(after.hands[0, 1])
+    low = hand1[0]
+    with pytest.raises(play.MoveError, match=f"{low} does not beat J"):
+        play.parse_move(after, low)
+
+
+def test_parse_bid_and_double():
+    legal = [BID0, BID0 + 2, BID0 + 3]
+    assert play.parse_bid("0", legal) == BID0 and play.parse_bid("pass", legal) == BID0
+    assert play.parse_bid("bid3", legal) == BID0 + 3
+    with pytest.raises(play.MoveError, match="above the highest bid so far; you may bid 0, 2, 3"):
+        play.parse_bid("1", legal)
+    with pytest.raises(play.MoveError, match="cannot read 'four'"):
+        play.parse_bid("four", legal)
+    assert play.parse_double("Y") == DOUBLE and play.parse_double("no") == NO_DOUBLE
+    with pytest.raises(play.MoveError, match="type y to double"):
+        play.parse_double("maybe")
+
+
+def test_table_asks_which_reading_and_retries():
+    state = scripted_state("333444555666789TJ")
+    answers = iter(["9", "2"])
+    out = []
+    table = play.Table(state.rules, 0, {}, ["you", "a", "b"], Style(False), read=lambda p: next(answers),
+                       write=out.append)
+    chosen = table.choose(state, "333444555666")
+    options = play.parse_move(state, "333444555666")
+    assert chosen == options[1]
+    text = "\n".join(out)
+    assert "333444555666 can be played as:" in text and "1) " in text and "3) " in text
+    assert "type a number 1..3" in text
+
+
+def test_table_quit_and_end_of_input_raise_quit():
+    state = scripted_state("333444555666789TJ")
+    for answer in ("quit", EOFError):
+        def read(prompt, answer=answer):
+            if answer is EOFError:
+                raise EOFError
+            return answer
+        table = play.Table(state.rules, 0, {}, ["you", "a", "b"], Style(False), read=read,
+                           write=lambda s: None)
+        with pytest.raises(play.Quit):
+            table.decide(state)
+
+
+class NoBidder:
+    """An agent that never bids and otherwise plays at random."""
+
+    def __init__(self):
+        self.rng = np.random.default_rng(0)
+
+    def reset(self):
+        pass
+
+    def act(self, view):
+        return np.where(view.phase == engine.BIDDING, BID0, engine.sample_legal(view, self.rng))
+
+
+def test_passed_out_deals_are_dealt_again_then_truncated(tmp_path):
+    rules = Rules.preset("standard", redeal_limit=1)
+    out = []
+    table = play.Table(rules, 0, {1: NoBidder(), 2: NoBidder()}, ["you", "a", "b"], Style(False),
+                       read=lambda prompt: "0", write=out.append)
+    path = tmp_path / "t.jsonl"
+    totals = play.play_session(table, seed=0, hands=1, record=str(path))
+    text = "\n".join(out)
+    assert text.count("nobody bid: the cards are dealt again") == 1
+    assert "no score: nobody bid on 2 deals in a row (the redeal limit is 1)" in text
+    assert totals == [0, 0, 0]
+    (rec,) = records.load_records(path)
+    assert rec["result"]["truncated"] and rec["redeals"] == 1 and rec["players"] == ["human", "a", "b"]
+    records.replay(rec)
+
+
+def test_console_script_and_lazy_agents():
+    scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
+    module, func = scripts["doudizhu-play"].split(":")
+    assert module == "doudizhu_env.play" and callable(getattr(play, func))
+    code = ("import sys, doudizhu_env.play, doudizhu_env.replay, doudizhu_env.records; "
+            "assert not [m for m in sys.modules if m.split('.')[0] == 'agents'], 'agents imported'")
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
+
+
+def test_bad_options_give_a_message_not_a_traceback(capsys):
+    assert play.main(["--opponents", "nosuch", "rule", "--seed", "1"]) == 2
+    assert "cannot set up the table: unknown agent 'nosuch'" in capsys.readouterr().err
+    assert play.main(["--hands", "0"]) == 2
+
+
+# ----------------------------------------------------------------------------
+# through a pseudo-terminal
+# ----------------------------------------------------------------------------
+
+pexpect = pytest.importorskip("pexpect")
+
+
+def spawn(*args, timeout=60):
+    env = dict(os.environ, TERM="dumb", PYTHONUNBUFFERED="1", OMP_NUM_THREADS="1")
+    child = pexpect.spawn(sys.executable, ["-m", "doudizhu_env.play", *args], cwd=str(ROOT), env=env,
+                          encoding="utf-8", timeout=timeout, dimensions=(50, 250))
+    child.logfile_read = io.StringIO()  # the whole transcript, as the person saw it
+    return child
+
+
+def expect_prompt(child):
+    """Wait for the next prompt; returns its kind, or "end" when the program exits."""
+    kinds = list(PROMPTS)
+    i = child.expect([PROMPTS[k] for k in kinds] + [pexpect.EOF])
+    return kinds[i] if i < len(kinds) else "end"
+
+
+def hints(child) -> dict[str, list[str]]:
+    """Ask for the legal moves and read them back, by type."""
+    child.sendline("?")
+    child.expect(PROMPTS["move"])
+    groups = dict(re.findall(r"^ {4}([a-z ]+): ([^\n]*?)\s*$", child.before, flags=re.M))
+    assert groups, child.before
+    return {k: [m for m in v.split() if not m.startswith(("...", "("))] for k, v in groups.items()}
+
+
+def test_whole_hands_at_the_terminal(tmp_path):
+    path = tmp_path / "mine.jsonl"
+    child = spawn("--opponents", "rule", "rule", "--seed", "4", "--hands", "2", "--no-color",
+                  "--record", str(path), "--seat", "1")
+    seen = {"bad move": 0, "bad bid": 0, "hint": 0, "pass": 0, "bid": 0, "move": 0}
+    kind = expect_prompt(child)
+    while kind != "end":
+        if kind == "bid":
+            if not seen["bad bid"]:
+                child.sendline("seven")
+                child.expect("cannot read 'seven' as a bid")
+                seen["bad bid"] += 1
+                child.expect(PROMPTS["bid"])
+            child.sendline("3")
+            seen["bid"] += 1
+        elif kind == "double":
+            child.sendline("n")
+        elif kind == "next":
+            child.sendline("")
+        else:
+            if not seen["bad move"]:
+                child.sendline("3Z")
+                child.expect("cannot read '3Z': bad card character 'Z'")
+                child.expect(PROMPTS["move"])
+                seen["bad move"] += 1
+            moves = hints(child)
+            seen["hint"] += 1
+            seen["move"] += 1
+            move = "pass" if "pass" in moves else next(iter(moves.values()))[0]
+            seen["pass"] += move == "pass"
+            child.sendline(move)
+        kind = expect_prompt(child)
+    child.close()
+    assert child.exitstatus == 0
+    assert all(seen.values()), seen
+    recs = records.load_records(path)
+    assert len(recs) == 2
+    totals = [0, 0, 0]
+    for k, rec in enumerate(recs):
+        assert rec["players"] == ["rule", "human", "rule"] and rec["meta"]["hand"] == k + 1
+        assert rec["escaped"] is None and rec["result"]["winner"] is not None
+        final = records.replay(rec)
+        totals = [t + int(s) for t, s in zip(totals, final.scores[0], strict=True)]
+    if not recs[1]["redeals"]:  # the first bidder moves one seat on from hand to hand
+        assert recs[1]["first_bidder"] == (recs[0]["first_bidder"] + 1) % 3
+    text = child.logfile_read.getvalue()
+    assert (f"running total after 2 hands: seat 0 (rule) {totals[0]:+d}, you {totals[1]:+d}, "
+            f"seat 2 (rule) {totals[2]:+d}") in text
+    assert text.count("you: pass") == seen["pass"]
+
+
+def test_transcript_shows_the_table_and_the_score(tmp_path):
+    """One hand, read back whole: the seats, hole cards, the multiplier, the score and how it was made."""
+    child = spawn("--opponents", "random", "random", "--seed", "9", "--no-color")
+    kind = expect_prompt(child)
+    while kind != "end":
+        if kind == "bid":
+            child.sendline("3")
+        elif kind == "double":
+            child.sendline("y")
+        else:
+            moves = hints(child)
+            child.sendline("pass" if "pass" in moves else next(iter(moves.values()))[0])
+        kind = expect_prompt(child)
+    child.close()
+    text = child.logfile_read.getvalue()
+    assert child.exitstatus == 0
+    assert "you: bid 3" in text and "you are the landlord (base 3); hole cards " in text
+    assert re.search(r"your hand \(20\): (\w\w? ){19}\w\w?", text)
+    assert re.search(r"seat 1 \(random\) +farmer +\d+ cards", text)
+    assert re.search(r"\| play \| base 3 \| multiplier x\d+ \(", text)
+    assert re.search(r"^  hole cards: (\w\w? ){2}\w\w?\s*$", text, flags=re.M)
+    assert "=== hand 1 of 1 over ===" in text
+    assert re.search(r"stake = base 3 x multiplier \d+ \(.*\) = \d+", text)
+    assert re.search(r"points: you [+-]\d+, seat 1 \(random\) [+-]\d+, seat 2 \(random\) [+-]\d+", text)
+    assert "running total after 1 hand: " in text
+
+
+def test_quit_in_the_middle_of_a_hand(tmp_path):
+    path = tmp_path / "left.jsonl"
+    child = spawn("--opponents", "random", "random", "--seed", "1", "--no-color", "--hands", "3",
+                  "--record", str(path))
+    kind = expect_prompt(child)
+    while kind != "move":
+        child.sendline({"bid": "0", "double": "n"}[kind])
+        kind = expect_prompt(child)
+    child.sendline("quit")
+    child.expect(r"you left the hand: -3 x stake, the others score 0")
+    child.expect(r"running total after 1 hand: you -\d+, seat 1 \(random\) \+0, seat 2 \(random\) \+0")
+    child.expect("you left the table")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    (rec,) = records.load_records(path)
+    assert rec["escaped"] == 0 and rec["result"]["scores"][0] < 0
+    records.replay(rec)
+
+
+def test_colour_on_a_terminal_and_quit_while_bidding():
+    child = spawn("--opponents", "random", "random", "--seed", "2", "--seat", "2")
+    kind = expect_prompt(child)
+    assert "\x1b[" in child.before
+    assert kind in ("bid", "double", "move")
+    child.sendline("quit")
+    child.expect("you left the table")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+
+
+def test_default_opponents_are_the_pretrained_agent():
+    child = spawn("--seed", "3", "--no-color", timeout=180)
+    expect_prompt(child)
+    assert "seat 1 (pretrained)" in child.before and "seat 2 (pretrained)" in child.before
+    child.sendline("quit")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
