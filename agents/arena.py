@@ -43,6 +43,7 @@ from doudizhu_env import engine
 from doudizhu_env.cards import format_hand
 from doudizhu_env.engine import Deal
 from doudizhu_env.observation import seat_view
+from doudizhu_env.records import records_from_state, save_records
 from doudizhu_env.rules import Rules, resolve_rules
 
 ROLES = ("landlord", "landlord_down", "landlord_up")
@@ -128,6 +129,7 @@ class ChunkResult:
     truncated: np.ndarray  # (G,) bool
     bids: np.ndarray  # (G, 3) each seat's bid in the hand played (-1 no turn or no bidding, 0 pass)
     decisions: int = 0
+    records: list | None = None  # game records (doudizhu_env.records) when the config asks for them
 
 
 @dataclass
@@ -141,6 +143,7 @@ class ArenaConfig:
     chunk_size: int = 200
     agent_factory: Callable | None = None
     names: list[str] = field(default_factory=list)
+    record: bool = False  # keep a game record of every game (doudizhu_env.records)
 
 
 def _seat_agents(cfg: ArenaConfig, deals: Sequence[Deal]) -> tuple[list[Deal], np.ndarray]:
@@ -178,8 +181,18 @@ def play_chunk(cfg: ArenaConfig, chunk: int, deals: Sequence[Deal], first_index:
     idx = np.arange(len(games)) % len(deals) + first_index
     role = np.where(state.landlord[:, None] >= 0, (np.arange(3)[None, :] - state.landlord[:, None]) % 3, -1)
     scores = state.scores.astype(np.int64)
+    recs = _chunk_records(cfg, chunk, state, seat_agent, idx, len(deals)) if cfg.record else None
     return ChunkResult(idx, seat_agent, role, scores, state.truncated.copy(), state.bids.astype(np.int64),
-                       decisions)
+                       decisions, recs)
+
+
+def _chunk_records(cfg: ArenaConfig, chunk: int, state: engine.State, seat_agent: np.ndarray,
+                   deal_index: np.ndarray, num_deals: int) -> list[dict]:
+    """The game records of a played chunk: players per seat, and where each game came from."""
+    players = [[cfg.names[a] for a in row] for row in seat_agent]
+    meta = [{"source": "arena", "deal": int(deal_index[g]), "seating": g // num_deals, "seed": cfg.seed,
+             "chunk": chunk} for g in range(state.num_games)]
+    return records_from_state(state, players=players, meta=meta)
 
 
 def _play(state: engine.State, seat_agent: np.ndarray, agents: list) -> tuple[engine.State, int]:
@@ -223,16 +236,23 @@ def run_arena(
     chunk_size: int = 200,
     progress: bool = False,
     agent_factory: Callable | None = None,
+    record: str | None = None,
 ) -> dict:
-    """Play ``num_deals`` deals (or the given ``deals``) and return the report (see :func:`summarize`)."""
+    """Play ``num_deals`` deals (or the given ``deals``) and return the report (see :func:`summarize`).
+
+    ``record``: a path to write every game to as JSON Lines game records (``docs/records.md``).
+    """
     rules = resolve_rules(rules)
     if deals is None:
         deals = make_deals(seed, num_deals, rules, chunk_size)
     deals = list(deals)
-    cfg = ArenaConfig(tuple(lineup), rules, duplicate, seed, chunk_size, agent_factory, sorted(set(lineup)))
+    cfg = ArenaConfig(tuple(lineup), rules, duplicate, seed, chunk_size, agent_factory, sorted(set(lineup)),
+                      record=record is not None)
     seatings(cfg.lineup, duplicate)  # validate early
     jobs = [(cfg, k, deals[s : s + chunk_size], s) for k, s in enumerate(range(0, len(deals), chunk_size))]
     results = _run_jobs(jobs, workers, progress, len(deals))
+    if record is not None:
+        save_records((rec for r in results for rec in r.records), record)
     report = summarize(results, cfg.names)
     report["config"] = {"lineup": list(lineup), "rules": rules.to_dict(), "duplicate": duplicate,
                         "seed": seed,

@@ -6,7 +6,11 @@ A checkpoint is a plain dict (tensors, numbers, strings, lists, dicts only)::
      "rules": Rules.to_dict(), "model_config": ModelConfig.to_dict(),
      "model": state_dict, "optimizer": state_dict or None,
      "frames": int, "updates": int, "train_config": dict,
-     "rng": {"torch": ByteTensor}}
+     "rng": {"torch": ByteTensor}, "digest": str}
+
+``digest`` is the SHA-256 of the weights (:func:`weights_digest`), checked on
+load: a file damaged after it was written is refused, not played. Files
+written before digests existed have none and load as they are.
 
 The actors' generators are not saved: a resumed run seeds them from
 ``(seed, actor, frames at the resume)``, so a resume is reproducible too.
@@ -22,6 +26,7 @@ checkpoint whole.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import tempfile
 
@@ -37,13 +42,27 @@ class CheckpointError(ValueError):
     """A file that is not a usable checkpoint for what was asked."""
 
 
+def weights_digest(state: dict) -> str:
+    """SHA-256 (hex) of a state dict: each tensor's name, dtype, shape and bytes, in name order."""
+    h = hashlib.sha256()
+    for name in sorted(state):
+        t = state[name]
+        if not isinstance(t, torch.Tensor):
+            raise CheckpointError(f"weight {name!r} is a {type(t).__name__}, expected a tensor")
+        t = t.detach().cpu().contiguous()
+        h.update(f"{name}\0{t.dtype}\0{tuple(t.shape)}\0".encode())
+        h.update(t.reshape(-1).view(torch.uint8).numpy().tobytes())
+    return h.hexdigest()
+
+
 def save_checkpoint(path: str, model: DMCModel, optimizer=None, **extra) -> None:
     """Write ``model`` (and optimizer, counters, RNG states in ``extra``) to ``path`` atomically."""
+    weights = model.state_dict()
     _write(path, {
         "format": FORMAT, "version": VERSION,
         "rules": model.rules.to_dict(), "model_config": model.cfg.to_dict(),
-        "model": model.state_dict(), "optimizer": optimizer.state_dict() if optimizer else None,
-        **extra,
+        "model": weights, "optimizer": optimizer.state_dict() if optimizer else None,
+        **extra, "digest": weights_digest(weights),
     })
 
 
@@ -68,7 +87,8 @@ def _write(path: str, data: dict) -> None:
 def read_checkpoint(path: str) -> dict:
     """The checkpoint dict of ``path``, validated (format, version, keys)."""
     if not os.path.isfile(path):
-        raise CheckpointError(f"no checkpoint file at {path!r}")
+        raise CheckpointError(f"no checkpoint file at {path!r}; expected a .pt file written by train.dmc "
+                              "or train.export")
     try:
         data = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as err:  # torch raises several kinds for corrupt or foreign files
@@ -80,6 +100,18 @@ def read_checkpoint(path: str) -> dict:
     for key in ("rules", "model_config", "model"):
         if key not in data:
             raise CheckpointError(f"{path!r} lacks the {key!r} entry")
+    for key in ("rules", "model_config", "model"):
+        if not isinstance(data[key], dict):
+            raise CheckpointError(f"{path!r}: the {key!r} entry is a {type(data[key]).__name__}, "
+                                  "expected a dict")
+    if "digest" in data:  # files written before digests existed have none
+        try:
+            actual = weights_digest(data["model"])
+        except CheckpointError as err:
+            raise CheckpointError(f"{path!r}: {err}") from err
+        if data["digest"] != actual:
+            raise CheckpointError(f"{path!r} is damaged: its weights do not match the digest stored with "
+                                  f"them (expected {str(data['digest'])[:16]}..., got {actual[:16]}...)")
     return data
 
 
@@ -90,16 +122,22 @@ def load_model(path: str, rules: Rules | None = None, model_config: ModelConfig 
     otherwise :class:`CheckpointError` says which differs.
     """
     data = read_checkpoint(path)
-    saved_rules = Rules.from_dict(data["rules"])
+    try:
+        saved_rules = Rules.from_dict(data["rules"])
+    except (TypeError, ValueError) as err:
+        raise CheckpointError(f"{path!r}: its 'rules' entry is not a rule configuration: {err}") from err
     if rules is not None and rules != saved_rules:
         raise CheckpointError(f"{path!r} was trained under rules {saved_rules}, not {rules}")
-    saved_cfg = ModelConfig(**data["model_config"])
+    try:
+        saved_cfg = ModelConfig(**data["model_config"])
+    except (TypeError, ValueError) as err:
+        raise CheckpointError(f"{path!r}: its 'model_config' entry is not a ModelConfig: {err}") from err
     if model_config is not None and model_config != saved_cfg:
         raise CheckpointError(f"{path!r} holds a model of config {saved_cfg}, not {model_config}")
     model = DMCModel(saved_rules, saved_cfg)
     try:
         model.load_state_dict(data["model"])
-    except RuntimeError as err:
+    except (RuntimeError, TypeError, ValueError, AttributeError) as err:
         raise CheckpointError(f"{path!r}: weights do not fit the model: {err}") from err
     return model
 
@@ -116,5 +154,6 @@ def export_weights(src: str, dst: str, half: bool = True, **extra) -> dict:
     meta = {k: data[k] for k in ("frames", "updates", "train_config", "minutes") if k in data}
     meta.update(extra)
     _write(dst, {"format": FORMAT, "version": VERSION, "rules": model.rules.to_dict(),
-                 "model_config": model.cfg.to_dict(), "model": weights, "optimizer": None, **meta})
+                 "model_config": model.cfg.to_dict(), "model": weights, "optimizer": None, **meta,
+                 "digest": weights_digest(weights)})
     return meta

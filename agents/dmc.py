@@ -161,6 +161,20 @@ class DMCModel(nn.Module):
         return q
 
 
+class ModelOutputError(ValueError):
+    """The model's Q-values are not numbers (NaN or infinite): its weights have diverged."""
+
+
+def raise_non_finite(q: np.ndarray, pos: np.ndarray) -> None:
+    """Raise :class:`ModelOutputError` naming how many Q-values of which positions are NaN or infinite."""
+    bad = ~np.isfinite(q)
+    where = ", ".join(POSITIONS[p] for p in np.unique(pos[bad]))
+    raise ModelOutputError(
+        f"the model produced {int(np.isnan(q).sum())} NaN and {int(np.isinf(q).sum())} infinite Q-values "
+        f"among {len(q)} (positions: {where}); expected finite numbers. Its weights have diverged "
+        "(e.g. a learning rate too high): stop, and train again from a good checkpoint or other settings")
+
+
 def segment_argmax(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     """Index (into ``values``) of the first maximum of each segment ``offsets[i]:offsets[i+1]``."""
     starts = offsets[:-1]
@@ -202,6 +216,8 @@ class DMCAgent(Agent):
         if len(live):
             seg = np.repeat(np.arange(state.num_games), np.diff(offsets))
             q = self.model.q_values(torch.from_numpy(obs), pos, ids, seg).numpy()
+            if not np.isfinite(q).all():
+                raise_non_finite(q, pos[seg])
             live_offsets = np.concatenate([offsets[live], [offsets[-1]]])
             actions[live] = ids[segment_argmax(q, live_offsets)]
             eps = np.where(pos == 0, self.epsilon if self.bidding_epsilon is None else self.bidding_epsilon,

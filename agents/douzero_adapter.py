@@ -156,12 +156,28 @@ class DouZeroAgent(Agent):
             files = {p: path for p in POSITIONS if stem.endswith(p) and not (p == "landlord" and "_" in stem)}
         if not files:
             raise FileNotFoundError(f"no DouZero checkpoints ({', '.join(POSITIONS)}.ckpt) at {path!r}")
+        from .checkpoint import CheckpointError
+
         models = {}
         for pos, f in files.items():
             model = build_model(pos)
-            state = torch.load(f, map_location="cpu", weights_only=True)
+            try:
+                state = torch.load(f, map_location="cpu", weights_only=True)
+            except Exception as err:  # torch raises several kinds for corrupt or foreign files
+                raise CheckpointError(f"{f!r} is not a readable torch checkpoint: {err}") from err
             own = model.state_dict()
-            model.load_state_dict({**own, **{k: v for k, v in state.items() if k in own}})
+            if not isinstance(state, dict):
+                raise CheckpointError(f"{f!r} holds a {type(state).__name__}, expected the state dict of "
+                                      f"DouZero's {pos} network")
+            missing = [k for k in own if k not in state]
+            if missing:  # a network with none of its own weights would play at random
+                raise CheckpointError(f"{f!r} is not a DouZero {pos} network: it lacks {len(missing)} of its "
+                                      f"{len(own)} weights ({', '.join(missing[:4])}, ...)")
+            try:
+                model.load_state_dict({k: state[k] for k in own})
+            except (RuntimeError, TypeError, ValueError, AttributeError) as err:
+                raise CheckpointError(f"{f!r}: weights do not fit DouZero's {pos} network: "
+                                      f"{' '.join(str(err).split())}") from err
             models[pos] = model.eval()
         return cls(models, seed)
 
@@ -170,9 +186,7 @@ class DouZeroAgent(Agent):
         out = np.empty(view.num_games, dtype=np.int64)
         other = np.flatnonzero(view.phase != engine.PLAY)
         if len(other):
-            from .rlcard_adapter import _subset
-
-            out[other] = self.bidder.act(_subset(view, other))
+            out[other] = self.bidder.act(engine.take(view, other))
         ids, offsets = engine.legal_actions(view)
         per_pos: dict[str, list] = {}
         for i in np.flatnonzero(view.phase == engine.PLAY):

@@ -78,7 +78,7 @@ class RlcardRuleAgent(Agent):
         play = np.flatnonzero(view.phase == engine.PLAY)
         other = np.flatnonzero(view.phase != engine.PLAY)
         if len(other):
-            out[other] = self.bidder.act(_subset(view, other))
+            out[other] = self.bidder.act(engine.take(view, other))
         if len(play):
             ids, offsets = engine.legal_actions(view)
             for i in play:
@@ -115,11 +115,3 @@ class RlcardRuleAgent(Agent):
         if a is None or a not in legal:  # pragma: no cover - defensive
             return int(legal[-1]) if target < 0 else PASS
         return a
-
-
-def _subset(view: engine.State, games: np.ndarray) -> engine.State:
-    """The games ``games`` of a view (already restricted to the acting seats)."""
-    import dataclasses
-
-    fields = {f.name: getattr(view, f.name) for f in dataclasses.fields(view)}
-    return engine.State(**{k: (v[games] if isinstance(v, np.ndarray) else v) for k, v in fields.items()})

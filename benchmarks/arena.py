@@ -50,15 +50,22 @@ def table_rows(a: str, b: str, mode: str, report: dict) -> list[str]:
 
 def main(argv=None) -> None:
     """Run every study and the throughput measurement; print the table."""
-    p = argparse.ArgumentParser()
-    p.add_argument("--games", type=int, default=10_000)
-    p.add_argument("--workers", type=int, default=2)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--out", default=None)
-    p.add_argument("--skip-rlcard", action="store_true")
+    p = argparse.ArgumentParser(prog="python -m benchmarks.arena", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--games", type=int, default=10_000,
+                   help="deals per study, each played in the 3 rotations of the line-up (default 10000)")
+    p.add_argument("--workers", type=int, default=2,
+                   help="arena processes; the figures do not depend on it (default 2)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the deals and the agents (default 0)")
+    p.add_argument("--out", default=None, metavar="FILE",
+                   help="write every report (and the throughput timings) to this JSON file")
+    p.add_argument("--skip-rlcard", action="store_true",
+                   help="leave out the studies against rlcard's rule agent (rlcard not installed)")
     p.add_argument("--throughput-only", action="store_true", help="skip the WP/ADP studies")
-    p.add_argument("--dmc", default="pretrained", help="DMC agent spec of the throughput rows")
-    p.add_argument("--throughput-deals", type=int, default=1000)
+    p.add_argument("--dmc", default="pretrained",
+                   help="DMC agent spec of the throughput rows (default pretrained, the shipped agent)")
+    p.add_argument("--throughput-deals", type=int, default=1000,
+                   help="deals per throughput measurement (default 1000)")
     args = p.parse_args(argv)
     one_thread()
     results, rows = {}, []

@@ -90,7 +90,7 @@ class raw_env(AECEnv):  # noqa: N801  (PettingZoo's naming)
                              f"got {render_mode!r}")
         if illegal_action not in ("raise", "penalty"):
             raise ValueError(f"illegal_action must be 'raise' or 'penalty', got {illegal_action!r}")
-        if perspective not in (None, 0, 1, 2):
+        if perspective is not None and not engine.is_seat(perspective):
             raise ValueError(f"perspective must be a seat 0..2 or None, got {perspective!r}")
         self.rules = resolve_rules(rules)
         self.table = action_table(self.rules)
@@ -137,9 +137,10 @@ class raw_env(AECEnv):  # noqa: N801  (PettingZoo's naming)
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        actions = np.array([action], dtype=np.int64)
+        # an int id, nothing else: a float, a bool or a string is refused, not rounded or parsed
+        actions = np.array([engine.action_id(action, len(self._mask))], dtype=np.int64)
         # the cached mask answers "legal?" at once; the engine's own check names an illegal action
-        known_legal = 0 <= actions[0] < len(self._mask) and self._mask[actions[0]]
+        known_legal = bool(self._mask[actions[0]])
         self.state = engine.step(self.state, actions, check=not known_legal)
         self._cumulative_rewards[agent] = 0.0
         self.rewards = {a: 0.0 for a in self.agents}

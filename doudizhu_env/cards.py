@@ -48,45 +48,59 @@ def parse_hand(text: str) -> np.ndarray:
     """
     if not isinstance(text, str):
         raise TypeError(f"cards must be a str, got {type(text).__name__}")
-    counts = np.zeros(NUM_RANKS, dtype=np.int8)
+    counts = np.zeros(NUM_RANKS, dtype=np.int64)  # wide: a long string must not wrap round
     i = 0
-    s = text.upper()
-    while i < len(s):
-        c = s[i]
+    while i < len(text):
+        c = text[i]
         if c in _SEPARATORS:
             i += 1
             continue
-        if s.startswith("10", i):
+        # one character at a time, ASCII only: some letters' upper case is two characters ("ǰ" -> "J̌")
+        upper = c.upper() if c.isascii() else c
+        if text.startswith("10", i):
             rank, i = RANK_INDEX["T"], i + 2
-        elif c in RANK_INDEX:
-            rank, i = RANK_INDEX[c], i + 1
+        elif upper in RANK_INDEX:
+            rank, i = RANK_INDEX[upper], i + 1
         else:
             raise ValueError(
-                f"bad card character {text[i]!r} at position {i} in {text!r}; "
+                f"bad card character {c!r} at position {i} in {_short(text)}; "
                 f"expected one of {' '.join(RANK_CHARS)} (or 10)"
             )
         counts[rank] += 1
-    check_counts(counts, text)
-    return counts
+    check_counts(counts, _short(text))
+    return counts.astype(np.int8)
 
 
-def check_counts(counts: np.ndarray, what: object = None) -> None:
-    """Raise ``ValueError`` if ``counts`` holds more of a rank than a deck has."""
+def _short(text: str, limit: int = 60) -> str:
+    """``repr(text)``, cut to about ``limit`` characters for an error message."""
+    return repr(text) if len(text) <= limit else f"{text[:limit]!r}... ({len(text)} characters)"
+
+
+def check_counts(counts: np.ndarray, what: str | None = None) -> None:
+    """Raise ``ValueError`` if ``counts`` holds more of a rank than a deck has (or fewer than none).
+
+    ``what`` names the cards in the message (``"impossible count in <what>: ..."``).
+    """
     counts = np.asarray(counts)
     if counts.shape != (NUM_RANKS,):
         raise ValueError(f"a hand has {NUM_RANKS} rank counts, got shape {counts.shape}")
-    for rank in range(NUM_RANKS):
-        if counts[rank] < 0 or counts[rank] > DECK_COUNTS[rank]:
-            label = f" in {what!r}" if what is not None else ""
-            raise ValueError(
-                f"impossible count{label}: {int(counts[rank])} x {RANK_CHARS[rank]}, "
-                f"a deck holds {int(DECK_COUNTS[rank])}"
-            )
+    bad = np.flatnonzero((counts < 0) | (counts > DECK_COUNTS))
+    if len(bad):
+        rank = int(bad[0])
+        label = f" in {what}" if what is not None else ""
+        raise ValueError(
+            f"impossible count{label}: {int(counts[rank])} x {RANK_CHARS[rank]}, "
+            f"a deck holds {int(DECK_COUNTS[rank])}"
+        )
 
 
 def format_hand(counts) -> str:
-    """Cards as text in rank order, e.g. ``"33445TX"``; ``""`` for no cards."""
+    """Cards as text in rank order, e.g. ``"33445TX"``; ``""`` for no cards.
+
+    Raises ``ValueError`` for counts no deck holds (negative, or more of a rank than the deck has).
+    """
     counts = np.asarray(counts)
+    check_counts(counts)
     return "".join(RANK_CHARS[r] * int(counts[r]) for r in range(NUM_RANKS))
 
 

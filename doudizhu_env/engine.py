@@ -196,8 +196,24 @@ def _deal_counts(deal: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return counts[:, :3], counts[:, 3]
 
 
-def _is_seat(x) -> bool:
+def is_seat(x) -> bool:
+    """Is ``x`` a seat: an int 0, 1 or 2 (not a bool, a float or a string)?"""
     return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_)) and 0 <= x <= 2
+
+
+def action_id(action, num_actions: int | None = None) -> int:
+    """One action given by a caller (an int, a numpy integer or a 0-d integer array) as an int.
+
+    Raises :class:`IllegalActionError` for anything else (a bool, a float, a string, an array of
+    several) and, when ``num_actions`` is given, for an id outside ``0..num_actions - 1``.
+    """
+    a = np.asarray(action)
+    if a.shape != () or not np.issubdtype(a.dtype, np.integer):
+        expected = "one integer id" if num_actions is None else f"one integer id 0..{num_actions - 1}"
+        raise IllegalActionError(f"an action is {expected}, got {type(action).__name__} {action!r}")
+    if num_actions is not None and not 0 <= int(a) < num_actions:
+        raise IllegalActionError(f"action id {int(a)} out of range 0..{num_actions - 1}")
+    return int(a)
 
 
 def deal_from_cards(deal: Deal) -> np.ndarray:
@@ -211,9 +227,9 @@ def deal_from_cards(deal: Deal) -> np.ndarray:
         raise ValueError(f"a deal has hands of 17 cards and 3 hole cards, got sizes {sizes}")
     total = np.sum(counts, axis=0)
     check_counts(total, "the deal as a whole")
-    if not _is_seat(deal.first_bidder):
+    if not is_seat(deal.first_bidder):
         raise ValueError(f"first_bidder must be 0, 1 or 2, got {deal.first_bidder!r}")
-    if deal.landlord is not None and not _is_seat(deal.landlord):
+    if deal.landlord is not None and not is_seat(deal.landlord):
         raise ValueError(f"landlord must be 0, 1, 2 or None, got {deal.landlord!r}")
     next_suit = np.zeros(NUM_RANKS, dtype=np.int64)
     ids = []
@@ -632,9 +648,11 @@ def escape(state: State, seats) -> State:
     yet); the other two score 0; the hand is over. Not an agent action: it is
     meant for tables with people at them.
     """
-    seats = np.asarray(seats, dtype=np.int64)
-    if seats.shape != (state.num_games,) or np.any((seats < -1) | (seats > 2)):
-        raise ValueError(f"seats must be {state.num_games} values in -1..2, got {seats!r}")
+    given = np.asarray(seats)
+    if (given.shape != (state.num_games,) or not np.issubdtype(given.dtype, np.integer)
+            or np.any((given < -1) | (given > 2))):
+        raise ValueError(f"seats must be {state.num_games} integers in -1..2 (-1: no escape), got {seats!r}")
+    seats = given.astype(np.int64)
     idx = np.flatnonzero((seats >= 0) & ~state.done)
     s = _Draft(state)
     s["rewards"] = np.zeros_like(state.rewards)
@@ -649,8 +667,13 @@ def escape(state: State, seats) -> State:
 
 
 def take(state: State, games) -> State:
-    """The games ``games`` (indices) of ``state``, as a state of their own."""
-    games = np.asarray(games, dtype=np.int64)
+    """The games ``games`` (integer indices ``0..B-1``) of ``state``, as a state of their own."""
+    given = np.asarray(games)
+    if given.ndim != 1 or not (np.issubdtype(given.dtype, np.integer) or given.size == 0):
+        raise ValueError(f"games must be a sequence of integer indices, got {games!r}")
+    if np.any((given < 0) | (given >= state.num_games)):
+        raise ValueError(f"game indices must be in 0..{state.num_games - 1}, got {games!r}")
+    games = given.astype(np.int64)
     return State(**{n: (v[games] if isinstance(v := getattr(state, n), np.ndarray) else v) for n in _FIELDS})
 
 
@@ -662,7 +685,8 @@ def action_names(state: State, actions) -> list[str]:
 
 __all__ = [
     "BIDDING", "DOUBLING", "PLAY", "OVER", "NO_SPRING", "SPRING", "REVERSE_SPRING", "MAX_HISTORY",
-    "Deal", "State", "IllegalActionError", "reset", "step", "reset_done", "escape", "take",
+    "Deal", "State", "IllegalActionError", "is_seat", "action_id", "reset", "step", "reset_done", "escape",
+    "take",
     "legal_bits", "legal_action_mask", "legal_actions", "sample_legal", "action_names",
     "is_legal", "legal_bid", "legal_doubling", "legal_play",
 ]

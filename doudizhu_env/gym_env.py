@@ -228,7 +228,7 @@ class DouDizhuEnv(gymnasium.Env):
 
     def __init__(self, seat: int = 0, opponents: Sequence | None = None, rules=None, reward: str = "score",
                  render_mode: str | None = None, illegal_action: str = "raise", illegal_reward: float = -1.0):
-        if seat not in (0, 1, 2) or isinstance(seat, bool):
+        if not engine.is_seat(seat):
             raise ValueError(f"seat must be 0, 1 or 2, got {seat!r}")
         _check_choice("reward", reward, REWARDS)
         _check_choice("render_mode", render_mode, (None, *self.metadata["render_modes"]))
@@ -267,10 +267,7 @@ class DouDizhuEnv(gymnasium.Env):
     def step(self, action):
         if self.state is None or self._over:
             raise RuntimeError("the hand is over: call reset() before step()")
-        a = np.asarray(action)
-        if a.shape != () or not np.issubdtype(a.dtype, np.integer):
-            raise IllegalActionError(f"an action is one integer id, got {action!r}")
-        a = a.reshape(1).astype(np.int64)
+        a = np.array([engine.action_id(action)], dtype=np.int64)  # an int id; its range is the rules' check
         if self.illegal_action == "penalty" and not engine.is_legal(self.state, a)[0]:
             self._over = True
             obs, info = self._obs_info()
@@ -333,9 +330,11 @@ class DouDizhuVectorEnv(VectorEnv):
         _check_choice("reward", reward, REWARDS)
         if render_mode is not None:
             raise ValueError("the vector environment does not render; use DouDizhuEnv or the PettingZoo env")
-        seats = np.broadcast_to(np.asarray(seat, dtype=np.int64), (num_envs,)).copy()
-        if np.any((seats < 0) | (seats > 2)):
-            raise ValueError(f"seat must be 0..2 or a sequence of {num_envs} seats, got {seat!r}")
+        given = np.asarray(seat)
+        if (not np.issubdtype(given.dtype, np.integer) or given.shape not in ((), (num_envs,))
+                or np.any((given < 0) | (given > 2))):
+            raise ValueError(f"seat must be an int 0..2 or a sequence of {num_envs} of them, got {seat!r}")
+        seats = np.broadcast_to(given.astype(np.int64), (num_envs,)).copy()
         self.num_envs = int(num_envs)
         self.seats = seats
         self.rules = resolve_rules(rules)

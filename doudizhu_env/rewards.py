@@ -10,6 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 REWARDS = ("score", "win", "log_score")
+#: The training objectives (DouZero's names, ``train.config``), each the reward kind it regresses on.
+OBJECTIVES = {"adp": "score", "wp": "win", "logadp": "log_score"}
 
 
 def shape_reward(points, kind: str) -> np.ndarray:

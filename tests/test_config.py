@@ -147,7 +147,7 @@ def test_top_level_that_is_not_a_mapping(tmp_path):
 
 
 def test_missing_file():
-    with pytest.raises(FileNotFoundError):
+    with pytest.raises(ConfigError, match="no config file at '/nonexistent/config.yaml'"):
         load_config("/nonexistent/config.yaml")
 
 
@@ -162,6 +162,7 @@ _NEW_VALUES = {
     "keep_checkpoints": ("true", True),
     "fixed_landlord_share": ("0.25", 0.25),
     "device": ("cpu", "cpu"),
+    "history": ("mlp", "mlp"),
     "eval_opponents": ("[rule, random]", ["rule", "random"]),
 }
 

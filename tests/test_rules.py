@@ -141,7 +141,7 @@ def test_dict_round_trip(rules):
     d = rules.to_dict()
     assert d == {f: getattr(rules, f) for f in FIELDS}
     assert Rules.from_dict(d) == rules
-    assert Rules.from_dict(dict(d)) is not None
+    assert hash(Rules.from_dict(dict(d))) == hash(rules)  # equal rules share the cached tables
 
 
 def test_from_dict_partial_defaults_to_standard():

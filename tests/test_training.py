@@ -332,13 +332,18 @@ def test_learner_loss_falls_on_a_fixed_batch():
 def test_learner_stats():
     model = small_model()
     batch = Actor(model, 16, "adp", np.random.default_rng(1)).collect(256, epsilon=0.0)
+    pos = batch["position"].astype(np.int64)
+    with torch.no_grad():  # Q before the update: the losses reported are those of this batch
+        q = model.q_values(torch.from_numpy(unpack_obs(batch["obs"])), pos, batch["action"].astype(np.int64),
+                           np.arange(len(pos))).numpy()
+    squared = (q - batch["target"]) ** 2
     stats = Learner(model, 1e-3, 10.0).update(batch)
-    assert "loss/all" in stats
-    for p in np.unique(batch["position"]):
+    assert stats["loss/all"] == pytest.approx(float(squared.mean()), rel=1e-4)
+    for p in np.unique(pos):
         name = POSITIONS[p]
-        rows = batch["position"] == p
+        rows = pos == p
         assert stats[f"return/{name}"] == pytest.approx(float(batch["target"][rows].mean()), rel=1e-5)
-        assert stats[f"loss/{name}"] >= 0
+        assert stats[f"loss/{name}"] == pytest.approx(float(squared[rows].mean()), rel=1e-4)
 
 
 # -- actor ----------------------------------------------------------------------------

@@ -16,10 +16,9 @@ import numpy as np
 
 from doudizhu_env.engine import MAX_HISTORY
 from doudizhu_env.observation import OBS_SIZE
-from doudizhu_env.rewards import shape_reward
+from doudizhu_env.rewards import OBJECTIVES, shape_reward
 
 SAMPLE_FIELDS = ("obs", "action", "position", "target")
-_REWARD_OF = {"adp": "score", "wp": "win", "logadp": "log_score"}
 
 
 def objective_targets(points: np.ndarray, objective: str) -> np.ndarray:
@@ -28,9 +27,9 @@ def objective_targets(points: np.ndarray, objective: str) -> np.ndarray:
     The objectives are DouZero's names for the environments' reward kinds
     (:func:`doudizhu_env.rewards.shape_reward`).
     """
-    if objective not in _REWARD_OF:
-        raise ValueError(f"objective must be adp, wp or logadp, got {objective!r}")
-    return shape_reward(points, _REWARD_OF[objective])
+    if objective not in OBJECTIVES:
+        raise ValueError(f"objective must be one of {tuple(OBJECTIVES)}, got {objective!r}")
+    return shape_reward(points, OBJECTIVES[objective])
 
 
 def pack_obs(obs: np.ndarray) -> np.ndarray:

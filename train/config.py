@@ -8,17 +8,29 @@ of the wrong type raises :class:`ConfigError` naming the key.
 from __future__ import annotations
 
 import argparse
+import ast
 import dataclasses
+import inspect
+import math
+import os
 import re
+import textwrap
 import typing
 from dataclasses import dataclass, field
 
 import yaml
 
 from agents.dmc import ModelConfig
+from doudizhu_env.rewards import OBJECTIVES as REWARD_OF_OBJECTIVE
 
-OBJECTIVES = ("adp", "wp", "logadp")
+OBJECTIVES = tuple(REWARD_OF_OBJECTIVE)  # adp, wp, logadp: see doudizhu_env.rewards.OBJECTIVES
 _FLOAT = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
+_DEVICE = re.compile(r"auto|cpu|cuda(:\d+)?|mps")
+#: What 0 means for the fields that may be 0.
+_ZERO_MEANS = {"seed": "a seed like any other", "epsilon_decay_frames": "epsilon_final from the start",
+               "total_frames": "no limit", "max_minutes": "no limit", "checkpoint_minutes": "at every step",
+               "eval_minutes": "only at the end", "eval_deals": "no evaluation",
+               "log_seconds": "at every step"}
 
 
 class ConfigError(ValueError):
@@ -95,6 +107,10 @@ class TrainConfig:
     """Network sizes (see :class:`agents.dmc.ModelConfig`)."""
 
     def __post_init__(self):
+        for f in dataclasses.fields(self):  # NaN and infinity are no settings (and NaN passes every < check)
+            value = getattr(self, f.name)
+            if isinstance(value, float) and not math.isfinite(value):
+                raise ConfigError(f"{f.name} must be a finite number, got {value}")
         if self.objective not in OBJECTIVES:
             raise ConfigError(f"objective must be one of {OBJECTIVES}, got {self.objective!r}")
         if self.rules not in ("standard", "douzero"):
@@ -106,9 +122,45 @@ class TrainConfig:
             raise ConfigError(f"fixed_landlord_share must be in [0, 1], got {self.fixed_landlord_share}")
         if self.num_actors < 0:
             raise ConfigError(f"num_actors must be >= 0, got {self.num_actors}")
+        for name in ("epsilon", "epsilon_final", "bidding_epsilon"):
+            if not 0.0 <= getattr(self, name) <= 1.0:
+                raise ConfigError(f"{name} must be a probability in [0, 1], got {getattr(self, name)}")
+        for name in ("learning_rate", "max_grad_norm"):
+            if getattr(self, name) <= 0:
+                raise ConfigError(f"{name} must be > 0, got {getattr(self, name)}")
+        for name in ("seed", "epsilon_decay_frames", "total_frames", "max_minutes", "checkpoint_minutes",
+                     "eval_minutes", "eval_deals", "log_seconds"):
+            if getattr(self, name) < 0:
+                raise ConfigError(f"{name} must be >= 0 (0: {_ZERO_MEANS[name]}), got {getattr(self, name)}")
+        if self.batch_size > self.buffer_size:
+            raise ConfigError(f"batch_size ({self.batch_size}) must be <= buffer_size ({self.buffer_size}): "
+                              "the learner never holds a full batch otherwise")
+        if not self.run_name or self.run_name in (".", "..") or re.search(r"[/\\]", self.run_name):
+            raise ConfigError(f"run_name must be a plain folder name (no '/', '\\', '.' or '..'), "
+                              f"got {self.run_name!r}: the run goes to out_dir/run_name")
+        if not _DEVICE.fullmatch(self.device):
+            raise ConfigError(f"device must be auto, cpu, cuda, cuda:N or mps, got {self.device!r}")
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
+
+
+def resolve_device(name: str) -> str:
+    """The torch device a config's ``device`` names, checked against this machine (``auto`` resolved)."""
+    import torch
+
+    if name == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if name.startswith("cuda"):
+        count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        index = int(name.partition(":")[2] or 0)
+        if index >= count:
+            have = f"cuda:0..cuda:{count - 1}" if count else "none"
+            raise ConfigError(f"device {name!r} is not on this machine (CUDA devices: {have}); "
+                              "expected cpu, auto or one of those")
+    if name == "mps" and not torch.backends.mps.is_available():
+        raise ConfigError("device 'mps' is not available on this machine; expected cpu or auto")
+    return name
 
 
 def _check_type(key: str, value, hint):
@@ -167,34 +219,115 @@ def _set_dotted(data: dict, dotted: str, value) -> None:
     data[leaf] = value
 
 
+def field_docs(cls) -> dict[str, str]:
+    """The attribute docstring of each field of dataclass ``cls`` (the string literal after it), by name.
+
+    Read from the source with :mod:`ast`; ``{}`` when the source is not available.
+    """
+    try:
+        source = textwrap.dedent(inspect.getsource(cls))
+    except (OSError, TypeError):
+        return {}
+    body = ast.parse(source).body[0].body
+    docs = {}
+    for stmt, after in zip(body, body[1:], strict=False):
+        if (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)
+                and isinstance(after, ast.Expr) and isinstance(after.value, ast.Constant)
+                and isinstance(after.value.value, str)):
+            docs[stmt.target.id] = inspect.cleandoc(after.value.value)
+    return docs
+
+
+def _plain(doc: str) -> str:
+    """A field docstring as one line of plain text for ``--help``."""
+    doc = re.sub(r":\w+:`~?([^`]+)`", r"\1", doc).replace("``", "")
+    return " ".join(doc.split())
+
+
+def _shown(value) -> str:
+    """A default value as it is written in YAML (and on the command line)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list):
+        return "[" + ", ".join(_shown(v) for v in value) + "]"
+    return str(value)
+
+
+def _leaf_defaults(cls, prefix=""):
+    """(dotted name, default, docstring) of every leaf field of dataclass ``cls``."""
+    hints, docs = typing.get_type_hints(cls), field_docs(cls)
+    for f in dataclasses.fields(cls):
+        default = f.default_factory() if f.default is dataclasses.MISSING else f.default
+        if dataclasses.is_dataclass(hints[f.name]):
+            yield from _leaf_defaults(hints[f.name], f"{prefix}{f.name}.")
+        else:
+            yield prefix + f.name, default, docs.get(f.name, "")
+
+
 def override_parser() -> argparse.ArgumentParser:
-    """An argparse parser with ``--config`` and one ``--field`` option per config field."""
+    """An argparse parser with ``--config`` and one ``--field`` option per config field.
+
+    Each option's help is the field's docstring and its default.
+    """
     parser = argparse.ArgumentParser(add_help=False)
-    parser.add_argument("--config", help="YAML file of TrainConfig fields")
-    for name, _ in _flat_fields(TrainConfig):
-        parser.add_argument("--" + name.replace("_", "-"), dest=name, metavar="VALUE",
-                            help=f"override {name} (YAML syntax)")
+    parser.add_argument("--config", metavar="FILE",
+                        help="YAML file of TrainConfig fields (e.g. configs/default.yaml); the options "
+                             "below override it")
+    for name, default, doc in _leaf_defaults(TrainConfig):
+        text = f"{_plain(doc)} (default: {_shown(default)})".strip().replace("%", "%%")
+        parser.add_argument("--" + name.replace("_", "-"), dest=name, metavar="VALUE", help=text)
     return parser
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """PyYAML's safe loader, refusing a key given twice in one mapping (PyYAML would keep the last)."""
+
+    def construct_mapping(self, node, deep=False):
+        seen = {}
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":  # "<<: *base" merges; its keys may be overridden
+                continue
+            key = self.construct_object(key_node, deep=True)
+            if isinstance(key, typing.Hashable):
+                if key in seen:
+                    raise yaml.YAMLError(f"line {key_node.start_mark.line + 1}: the key {key!r} is given a "
+                                         f"second time (first on line {seen[key] + 1}); give each key once")
+                seen[key] = key_node.start_mark.line
+        return super().construct_mapping(node, deep)
+
+
+def _one_line(err: Exception) -> str:
+    """PyYAML's several-line messages on one line."""
+    return " ".join(str(err).split())
+
+
+def _read_yaml(text_or_file):
+    return yaml.load(text_or_file, Loader=_UniqueKeyLoader)
 
 
 def load_config(path: str | None = None, overrides: dict | None = None) -> TrainConfig:
     """The config of YAML file ``path`` (or the defaults) with dotted-key ``overrides`` applied."""
     data = {}
     if path:
-        with open(path) as f:
-            try:
-                data = yaml.safe_load(f) or {}
-            except yaml.YAMLError as err:
-                raise ConfigError(f"{path}: not valid YAML: {err}") from err
+        if not os.path.isfile(path):
+            raise ConfigError(f"no config file at {path!r}; expected a YAML file of TrainConfig fields "
+                              "such as configs/default.yaml")
+        try:
+            with open(path) as f:
+                data = _read_yaml(f) or {}
+        except yaml.YAMLError as err:
+            raise ConfigError(f"{path}: not valid YAML: {_one_line(err)}") from err
+        except (OSError, UnicodeDecodeError) as err:
+            raise ConfigError(f"{path}: cannot read the config file: {err}") from err
         if not isinstance(data, dict):
             raise ConfigError(f"{path}: expected a mapping of config keys, got {type(data).__name__}")
     text_fields = {name for name, hint in _flat_fields(TrainConfig) if hint is str}
     for dotted, text in (overrides or {}).items():
         if isinstance(text, str) and dotted not in text_fields:  # a str field takes the text as it is
             try:
-                text = yaml.safe_load(text)
+                text = _read_yaml(text)
             except yaml.YAMLError as err:
-                raise ConfigError(f"override of {dotted!r}: not valid YAML: {err}") from err
+                raise ConfigError(f"override of {dotted!r}: not valid YAML: {_one_line(err)}") from err
         _set_dotted(data, dotted, text)
     return from_dict(TrainConfig, data)
 

@@ -31,6 +31,7 @@ How it works, top to bottom:
 
 from __future__ import annotations
 
+import argparse
 import copy
 import json
 import os
@@ -47,7 +48,7 @@ from doudizhu_env.rules import Rules
 
 from .actor import Actor, actor_process, epsilon_at
 from .buffer import SampleBuffer
-from .config import TrainConfig, parse_args
+from .config import ConfigError, TrainConfig, load_config, override_parser, resolve_device
 from .learner import Learner
 
 
@@ -62,7 +63,7 @@ class Run:
         torch.manual_seed(cfg.seed)
         self.model = DMCModel(self.rules, cfg.model)
         self.frames, self.updates, self.resumed_from, self.resumed_updates = 0, 0, 0, 0
-        device = cfg.device if cfg.device != "auto" else ("cuda" if torch.cuda.is_available() else "cpu")
+        device = resolve_device(cfg.device)
         self.train_model = self.model if device == "cpu" else copy.deepcopy(self.model).to(device)
         self.learner = Learner(self.train_model, cfg.learning_rate, cfg.max_grad_norm, device)
         if resume:
@@ -77,6 +78,9 @@ class Run:
         self.stats: dict[str, list[float]] = {}
 
     def _resume(self):
+        if not os.path.isfile(self.ckpt_path):
+            raise CheckpointError(f"--resume: no checkpoint at {self.ckpt_path!r}; expected the "
+                                  "checkpoint.pt of an earlier run with this out_dir and run_name")
         data = read_checkpoint(self.ckpt_path)
         model = load_model(self.ckpt_path, self.rules, self.cfg.model)
         self.model.load_state_dict(model.state_dict())
@@ -241,8 +245,24 @@ def _drain(q) -> None:
         return
 
 
+def check_opponents(cfg: TrainConfig) -> None:
+    """Build each of ``eval_opponents`` once, so that a bad one fails now rather than after the training."""
+    if not cfg.eval_deals:
+        return
+    from agents.registry import make_agent
+
+    rules = Rules.preset(cfg.rules)
+    for spec in dict.fromkeys(cfg.eval_opponents):
+        try:
+            make_agent(spec, rules=rules)
+        except (ValueError, OSError, ImportError) as err:
+            raise ConfigError(f"eval_opponents: {spec!r} is not an agent the evaluation can play: "
+                              f"{err}") from err
+
+
 def train(cfg: TrainConfig, resume: bool = False) -> dict:
     """Run training to the end of its budget; returns the final evaluation."""
+    check_opponents(cfg)
     torch.set_num_threads(cfg.threads)
     run = Run(cfg, resume)
     run.writer.add_text("config", "```\n" + json.dumps(cfg.to_dict(), indent=2) + "\n```", 0)
@@ -264,13 +284,26 @@ def _hparams(cfg: TrainConfig) -> dict:
     return flat
 
 
+def build_parser() -> argparse.ArgumentParser:
+    """The command line: ``--config``, ``--resume`` and one option per config field (with its docs)."""
+    parser = argparse.ArgumentParser(prog="python -m train.dmc", parents=[override_parser()],
+                                     description=__doc__.split("How it works")[0].strip(),
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--resume", action="store_true",
+                        help="continue the run out_dir/run_name from its checkpoint.pt (weights, optimizer, "
+                             "frame count); the options must give the same model and rules")
+    return parser
+
+
 def main(argv=None) -> None:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    resume = "--resume" in argv
-    if resume:
-        argv.remove("--resume")
-    cfg = parse_args(argv)
-    report = train(cfg, resume=resume)
+    parser = build_parser()
+    args = vars(parser.parse_args(sys.argv[1:] if argv is None else argv))
+    resume, path = args.pop("resume"), args.pop("config")
+    try:
+        cfg = load_config(path, {k: v for k, v in args.items() if v is not None})
+        report = train(cfg, resume=resume)
+    except (ConfigError, CheckpointError) as err:  # a bad option or file: one line, no traceback
+        parser.exit(2, f"{parser.prog}: error: {' '.join(str(err).split())}\n")
     if report:
         from .evaluation import format_table
 

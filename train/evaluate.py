@@ -5,6 +5,7 @@ Examples::
     python -m train.evaluate --landlord rule --farmers random --games 10000
     python -m train.evaluate --landlord rule --farmers rlcard --fixed-landlord --games 10000 --workers 2
     python -m train.evaluate --seats rule random random --save-deals deals.json --json out.json
+    python -m train.evaluate --seats rule random random --games 10 --record games.jsonl
     python -m train.evaluate --landlord douzero:ckpts/ --farmers rule --rules douzero
 
 ``--landlord X --farmers Y`` is the line-up ``X, Y, Y``. With bidding on (the
@@ -50,6 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--deals", help="load deals from this JSON file instead of shuffling")
     p.add_argument("--save-deals", help="write the deals played to this JSON file")
     p.add_argument("--json", help="write the report to this JSON file")
+    p.add_argument("--record", help="write every game to this JSON Lines file (docs/records.md)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     return p
 
@@ -61,27 +63,56 @@ def resolve_args(args) -> tuple[list[str], Rules]:
     elif args.landlord and args.farmers:
         lineup = [args.landlord, args.farmers, args.farmers]
     else:
-        raise SystemExit("give --landlord and --farmers, or --seats A B C")
+        raise ValueError("no line-up: give --landlord and --farmers, or --seats A B C")
+    for name in ("games", "workers", "chunk_size"):
+        if getattr(args, name) < 1:
+            raise ValueError(f"--{name.replace('_', '-')} must be at least 1, got {getattr(args, name)}")
     rules = Rules.preset(args.rules)
     if args.fixed_landlord:
         rules = Rules.preset(args.rules, bidding=False)
     return lineup, rules
 
 
+def check_agents(lineup: list[str], rules: Rules) -> None:
+    """Build each agent of the line-up once, so that a bad spec or checkpoint fails before any game."""
+    from agents.registry import make_agent
+
+    for spec in dict.fromkeys(lineup):
+        try:
+            make_agent(spec, rules=rules)
+        except (ValueError, OSError, ImportError) as err:
+            raise ValueError(f"agent {spec!r}: {err}") from err
+
+
+def read_deals(path: str) -> list:
+    """The deals of a ``--save-deals`` file, or ``ValueError`` saying what is wrong with it."""
+    try:
+        deals = load_deals(path)
+    except (OSError, ValueError, TypeError, KeyError) as err:
+        raise ValueError(f"--deals {path!r} is not a deals file written by --save-deals: {err}") from err
+    if not deals:
+        raise ValueError(f"--deals {path!r} holds no deals; expected at least one")
+    return deals
+
+
 def main(argv=None) -> dict:
     """Run the evaluation, print the table, write the files asked for; returns the report."""
-    args = build_parser().parse_args(argv)
-    lineup, rules = resolve_args(args)
-    one_thread()
-    if args.deals:
-        deals = load_deals(args.deals)
-    else:
-        deals = make_deals(args.seed, args.games, rules, args.chunk_size)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:  # a bad option, agent or file: one line naming it (and what was expected), exit status 2
+        lineup, rules = resolve_args(args)
+        one_thread()
+        deals = read_deals(args.deals) if args.deals else make_deals(args.seed, args.games, rules,
+                                                                       args.chunk_size)
+        check_agents(lineup, rules)
+    except (ValueError, OSError, ImportError) as err:
+        parser.exit(2, f"{parser.prog}: error: {' '.join(str(err).split())}\n")
     if args.save_deals:
         save_deals(deals, args.save_deals)
     start = time.perf_counter()
     report = run_arena(lineup, rules=rules, duplicate=args.duplicate, seed=args.seed, deals=deals,
-                       workers=args.workers, chunk_size=args.chunk_size, progress=not args.no_progress)
+                       workers=args.workers, chunk_size=args.chunk_size, progress=not args.no_progress,
+                       record=args.record)
     elapsed = time.perf_counter() - start
     report["timing"] = {"seconds": elapsed, "deals_per_s": len(deals) / elapsed,
                         "games_per_s": report["config"]["games"] / elapsed,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from agents.dmc import POSITIONS, DMCModel
+from agents.dmc import POSITIONS, DMCModel, ModelOutputError
 
 from .buffer import unpack_obs
 
@@ -35,6 +35,10 @@ class Learner:
         self.optimizer.step()
         self.updates += 1
         stats = {"loss/all": loss.item()}
+        if not np.isfinite(stats["loss/all"]):  # the weights are lost; stop before they are saved or played
+            raise ModelOutputError(f"the loss of update {self.updates} is {stats['loss/all']}: the model "
+                                   "produced NaN or infinite Q-values; expected finite numbers. Its weights "
+                                   "have diverged (e.g. a learning rate too high)")
         errors, target = errors.detach().cpu().numpy(), batch["target"]
         for p, name in enumerate(POSITIONS):
             rows = pos == p

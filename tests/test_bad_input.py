@@ -1,0 +1,176 @@
+"""Bad input to the rules core, the engine and the environments: one clear error, nothing changed.
+
+Each case is a wrong result that used to be accepted silently (issue 13): the
+error must name what was wrong and what was expected, and the state it was
+given must be left as it was.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+from doudizhu_env import engine, format_hand, legal_moves, parse_hand
+from doudizhu_env.engine import Deal, IllegalActionError
+
+
+def valid_deal() -> Deal:
+    """A legal deal: the 54 cards in rank order, 17 + 17 + 17 + 3."""
+    deck = "".join(c * n for c, n in zip("3456789TJQKA2XD", [4] * 13 + [1, 1], strict=True))
+    return Deal((deck[:17], deck[17:34], deck[34:51]), deck[51:])
+
+
+# -- card counts never wrap round -------------------------------------------------
+
+
+@pytest.mark.parametrize("n", [5, 255, 256, 260, 513])
+def test_more_of_a_rank_than_the_deck_is_an_error(n):
+    with pytest.raises(ValueError, match=f"{n} x 3, a deck holds 4"):
+        parse_hand("3" * n)
+    with pytest.raises(ValueError, match=f"{n} x 3, a deck holds 4"):
+        legal_moves("3" * n)
+
+
+def test_format_hand_refuses_counts_no_deck_holds():
+    counts = np.zeros(15, dtype=np.int64)
+    counts[0] = 256
+    with pytest.raises(ValueError, match="256 x 3, a deck holds 4"):
+        format_hand(counts)
+    counts[0] = -1
+    with pytest.raises(ValueError, match="-1 x 3"):
+        format_hand(counts)
+    assert format_hand(parse_hand("3333")) == "3333"
+
+
+def test_a_deal_with_too_many_of_a_rank_is_refused():
+    deal = valid_deal()
+    bad = Deal(("3" * 256 + deal.hands[0], deal.hands[1], deal.hands[2]), deal.hole)  # wrapped to 4 threes
+    with pytest.raises(ValueError, match="260 x 3, a deck holds 4"):
+        engine.reset(0, 1, deals=[bad])
+    ok = engine.reset(0, 1, deals=[deal])
+    assert ok.hands.sum() + ok.hole.sum() == 54
+
+
+# -- characters that are not cards ------------------------------------------------
+
+
+@pytest.mark.parametrize("text, char, pos", [("ǰ3", "ǰ", 0), ("ẗ", "ẗ", 0), ("ẚ", "ẚ", 0), ("3ǰ4", "ǰ", 1),
+                                             ("33ſ", "ſ", 2)])
+def test_characters_whose_upper_case_is_longer_are_named(text, char, pos):
+    with pytest.raises(ValueError, match=re.escape(f"bad card character {char!r} at position {pos}")) as info:
+        parse_hand(text)
+    assert "expected one of 3 4 5 6 7 8 9 T J Q K A 2 X D" in str(info.value)
+
+
+def test_lower_case_and_ten_still_parse():
+    assert format_hand(parse_hand("10jqka x d")) == "TJQKAXD"
+
+
+# -- the engine's arguments ---------------------------------------------------------
+
+
+@pytest.fixture
+def state():
+    return engine.reset(0, 3)
+
+
+@pytest.mark.parametrize("seats", [[0.9, -1, -1], [0.0, -1, -1], [True, False, False], ["0", "-1", "-1"],
+                                   [3, -1, -1], [-2, -1, -1], [0, -1]])
+def test_escape_takes_integer_seats_only(state, seats):
+    with pytest.raises(ValueError, match=r"seats must be 3 integers in -1\.\.2"):
+        engine.escape(state, seats)
+    assert not state.done.any() and (state.escaped == -1).all()
+
+
+def test_escape_with_integer_seats_works(state):
+    after = engine.escape(state, np.array([1, -1, -1]))
+    assert after.escaped.tolist() == [1, -1, -1] and after.done.tolist() == [True, False, False]
+
+
+@pytest.mark.parametrize("games, message", [([-1], r"in 0\.\.2"), ([3], r"in 0\.\.2"), ([0.5], "integer"),
+                                            ([True], "integer"), ([[0]], "integer"), (1, "integer")])
+def test_take_refuses_what_is_not_an_index(state, games, message):
+    with pytest.raises(ValueError, match=message):
+        engine.take(state, games)
+
+
+def test_take_keeps_the_order_asked(state):
+    sub = engine.take(state, [2, 0])
+    assert sub.key.tolist() == [state.key[2], state.key[0]]
+    assert engine.take(state, []).num_games == 0
+
+
+# -- the environments' arguments and actions ----------------------------------------
+
+
+BAD_ACTIONS = ["2", 3.9, np.float64(2.0), True, np.bool_(True), None, [1], np.array([1, 2])]
+
+
+@pytest.mark.parametrize("action", BAD_ACTIONS, ids=repr)
+def test_raw_aec_env_takes_integer_actions_only(action):
+    pytest.importorskip("pettingzoo")
+    from doudizhu_env import raw_env
+
+    game = raw_env()
+    game.reset(seed=0)
+    before, agent = game.state, game.agent_selection
+    with pytest.raises(IllegalActionError, match="an action is one integer id 0..13556"):
+        game.step(action)
+    assert game.state is before and game.agent_selection == agent
+
+
+def test_wrapped_aec_env_refuses_a_bool():
+    pytest.importorskip("pettingzoo")
+    from doudizhu_env import env
+
+    game = env()
+    game.reset(seed=0)
+    before = game.unwrapped.state
+    with pytest.raises(IllegalActionError, match="got bool True"):
+        game.step(True)
+    assert game.unwrapped.state is before
+    game.step(np.int64(1))  # bid0, an integer id: still taken
+    assert game.unwrapped.state is not before
+
+
+@pytest.mark.parametrize("perspective", [True, False, 1.0, "1", 3, -1])
+def test_aec_perspective_is_a_seat(perspective):
+    pytest.importorskip("pettingzoo")
+    from doudizhu_env import env
+
+    with pytest.raises(ValueError, match="perspective must be a seat 0..2 or None"):
+        env(perspective=perspective)
+
+
+@pytest.mark.parametrize("seat", [True, 1.0, 1.7, "1", 3])
+def test_gym_seat_is_a_seat(seat):
+    pytest.importorskip("gymnasium")
+    from doudizhu_env.gym_env import DouDizhuEnv
+
+    with pytest.raises(ValueError, match="seat must be 0, 1 or 2"):
+        DouDizhuEnv(seat=seat)
+
+
+@pytest.mark.parametrize("seat", [1.7, 1.0, True, [0, 1.5], [0, 1, 2], "1"])
+def test_vector_env_seats_are_integer_seats(seat):
+    gymnasium = pytest.importorskip("gymnasium")
+    import doudizhu_env  # noqa: F401  (registers DouDizhu-v0)
+
+    with pytest.raises(ValueError, match="seat must be an int 0..2 or a sequence of 2 of them"):
+        gymnasium.make_vec("DouDizhu-v0", num_envs=2, seat=seat)
+    assert gymnasium.make_vec("DouDizhu-v0", num_envs=2, seat=[2, 0]).unwrapped.seats.tolist() == [2, 0]
+
+
+@pytest.mark.parametrize("action", BAD_ACTIONS, ids=repr)
+def test_gym_env_takes_integer_actions_only(action):
+    pytest.importorskip("gymnasium")
+    from doudizhu_env.gym_env import DouDizhuEnv
+
+    game = DouDizhuEnv()
+    game.reset(seed=0)
+    before = game.state
+    with pytest.raises(IllegalActionError, match="an action is one integer id"):
+        game.step(action)
+    assert game.state is before

@@ -1,0 +1,310 @@
+"""Bad training options, checkpoints and command lines: one clear error, nothing written (issue 13)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("yaml")
+
+from agents.checkpoint import (  # noqa: E402
+    CheckpointError,
+    export_weights,
+    load_model,
+    read_checkpoint,
+    save_checkpoint,
+)
+from agents.dmc import DMCAgent, DMCModel, ModelConfig, ModelOutputError  # noqa: E402
+from agents.registry import PRETRAINED  # noqa: E402
+from doudizhu_env import Rules, engine  # noqa: E402
+from train.config import ConfigError, TrainConfig, load_config, resolve_device  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+TINY = str(ROOT / "configs" / "tiny.yaml")
+SMALL = ModelConfig(hidden=16, lstm_hidden=8, action_hidden=8, head_hidden=16)
+STANDARD = Rules.preset("standard")
+
+
+# -- training options ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "overrides, message",
+    [
+        ({"max_grad_norm": "-1"}, "max_grad_norm must be > 0"),
+        ({"learning_rate": "0"}, "learning_rate must be > 0"),
+        ({"learning_rate": ".inf"}, "learning_rate must be a finite number"),
+        ({"max_minutes": ".nan"}, "max_minutes must be a finite number"),
+        ({"batch_size": "8192"}, r"batch_size \(8192\) must be <= buffer_size \(4096\)"),
+        ({"max_minutes": "-1"}, r"max_minutes must be >= 0 \(0: no limit\)"),
+        ({"total_frames": "-5"}, r"total_frames must be >= 0 \(0: no limit\)"),
+        ({"epsilon": "2.0"}, r"epsilon must be a probability in \[0, 1\]"),
+        ({"epsilon": "-0.5"}, r"epsilon must be a probability in \[0, 1\]"),
+        ({"epsilon_final": "1.5"}, r"epsilon_final must be a probability"),
+        ({"bidding_epsilon": "-0.1"}, r"bidding_epsilon must be a probability"),
+        ({"model.hidden": "0"}, "model.hidden must be a positive integer"),
+        ({"checkpoint_minutes": "-1"}, "checkpoint_minutes must be >= 0"),
+        ({"log_seconds": "-1"}, "log_seconds must be >= 0"),
+        ({"eval_minutes": "-1"}, "eval_minutes must be >= 0"),
+        ({"eval_deals": "-1"}, "eval_deals must be >= 0"),
+        ({"seed": "-1"}, "seed must be >= 0"),
+        ({"run_name": "../x"}, "run_name must be a plain folder name"),
+        ({"run_name": "a/b"}, "run_name must be a plain folder name"),
+        ({"run_name": ".."}, "run_name must be a plain folder name"),
+        ({"run_name": ""}, "run_name must be a plain folder name"),
+        ({"device": "gpu"}, "device must be auto, cpu, cuda, cuda:N or mps"),
+    ],
+)
+def test_bad_option_values_are_named(overrides, message):
+    with pytest.raises(ConfigError, match=message):
+        load_config(TINY, overrides)
+
+
+def test_zero_stays_allowed_where_it_means_something():
+    cfg = load_config(TINY, {"checkpoint_minutes": "0", "log_seconds": "0", "eval_minutes": "0",
+                             "total_frames": "0", "eval_deals": "0", "epsilon": "0",
+                             "epsilon_decay_frames": "0"})
+    assert cfg.checkpoint_minutes == 0 and cfg.log_seconds == 0
+    assert load_config(TINY, {"batch_size": "4096"}).batch_size == 4096  # = buffer_size
+
+
+def test_a_device_this_machine_lacks_is_named():
+    with pytest.raises(ConfigError, match="'cuda:99' is not on this machine"):
+        resolve_device("cuda:99")
+    assert resolve_device("cpu") == "cpu"
+    assert resolve_device("auto") in ("cpu", "cuda")
+
+
+@pytest.mark.parametrize("text, key, line", [("seed: 1\nbatch_size: 64\nseed: 2\n", "seed", 3),
+                                             ("model:\n  hidden: 8\n  hidden: 16\n", "hidden", 3)])
+def test_a_key_given_twice_in_yaml_is_an_error(tmp_path, text, key, line):
+    path = tmp_path / "cfg.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError, match=f"line {line}: the key '{key}' is given a second time"):
+        load_config(str(path))
+
+
+def test_a_missing_config_file_is_a_config_error():
+    with pytest.raises(ConfigError, match="no config file at '/nonexistent/config.yaml'; expected a YAML"):
+        load_config("/nonexistent/config.yaml")
+
+
+def test_unknown_eval_opponents_fail_before_training(tmp_path):
+    from train.dmc import train
+
+    cfg = load_config(TINY, {"out_dir": str(tmp_path / "runs"), "eval_deals": 2,
+                             "eval_opponents": "[random, randm]"})
+    with pytest.raises(ConfigError, match="eval_opponents: 'randm' is not an agent"):
+        train(cfg)
+    assert not (tmp_path / "runs").exists()  # nothing trained, nothing written
+
+
+# -- checkpoints -----------------------------------------------------------------------
+
+
+def small_model(seed: int = 0) -> DMCModel:
+    torch.manual_seed(seed)
+    return DMCModel(STANDARD, SMALL)
+
+
+def test_new_checkpoints_carry_a_digest_and_old_files_still_load(tmp_path):
+    path = str(tmp_path / "c.pt")
+    save_checkpoint(path, small_model(), frames=1)
+    assert len(read_checkpoint(path)["digest"]) == 64
+    # a file written before digests existed (as the shipped weights were) loads as before
+    assert "digest" not in torch.load(PRETRAINED, weights_only=True)
+    load_model(PRETRAINED)
+    data = torch.load(path, weights_only=True)
+    del data["digest"]
+    old = str(tmp_path / "old.pt")
+    torch.save(data, old)
+    assert load_model(old).state_dict().keys() == small_model().state_dict().keys()
+
+
+def _flip_weight_bytes(path: str, tensor: torch.Tensor) -> None:
+    """Invert 8 bytes inside ``tensor``'s data in the file (torch stores tensors uncompressed)."""
+    raw = bytearray(Path(path).read_bytes())
+    data = tensor.contiguous().view(torch.uint8).numpy().tobytes()
+    at = raw.find(data)
+    assert at >= 0
+    raw[at + 16 : at + 24] = bytes(255 - b for b in raw[at + 16 : at + 24])
+    Path(path).write_bytes(bytes(raw))
+
+
+@pytest.mark.parametrize("kind", ["checkpoint", "export"])
+def test_flipped_weight_bytes_are_refused(tmp_path, kind):
+    model = small_model()
+    path = str(tmp_path / "c.pt")
+    save_checkpoint(path, model)
+    if kind == "export":
+        export_weights(path, str(tmp_path / "e.pt"))
+        path = str(tmp_path / "e.pt")
+    weights = torch.load(path, weights_only=True)["model"]
+    name = max(weights, key=lambda k: weights[k].numel())
+    _flip_weight_bytes(path, weights[name])
+    # torch itself reads the damaged file without complaint
+    assert not torch.equal(torch.load(path, weights_only=True)["model"][name], weights[name])
+    with pytest.raises(CheckpointError, match="is damaged: its weights do not match the digest"):
+        load_model(path)
+
+
+@pytest.mark.parametrize(
+    "entry, value, message",
+    [
+        ("model_config", {"hidden": "wide"}, "'model_config' entry is not a ModelConfig"),
+        ("model_config", {"bogus": 1}, "'model_config' entry is not a ModelConfig"),
+        ("model_config", [1, 2], "'model_config' entry is a list, expected a dict"),
+        ("rules", {"bidding": "yes"}, "'rules' entry is not a rule configuration"),
+        ("rules", {"tricks": True}, "'rules' entry is not a rule configuration"),
+        ("rules", 5, "'rules' entry is a int, expected a dict"),
+        ("model", {"nets.bidding.out.weight": 5}, "weights do not fit the model"),
+        ("model", {"x": torch.zeros(3)}, "weights do not fit the model"),
+    ],
+)
+def test_crafted_entries_are_checkpoint_errors(tmp_path, entry, value, message):
+    path = str(tmp_path / "c.pt")
+    save_checkpoint(path, small_model())
+    data = torch.load(path, weights_only=True)
+    data[entry] = value
+    data.pop("digest")  # a crafted file without a digest: the entries themselves are checked
+    torch.save(data, path)
+    with pytest.raises(CheckpointError, match=message):
+        load_model(path)
+
+
+def test_a_crafted_weight_under_a_digest_is_refused(tmp_path):
+    path = str(tmp_path / "c.pt")
+    save_checkpoint(path, small_model())
+    data = torch.load(path, weights_only=True)
+    data["model"]["nets.bidding.out.bias"] = "zero"
+    torch.save(data, path)
+    with pytest.raises(CheckpointError, match="weight 'nets.bidding.out.bias' is a str, expected a tensor"):
+        load_model(path)
+
+
+def test_douzero_files_of_unrelated_tensors_are_refused(tmp_path):
+    from agents.douzero_adapter import DouZeroAgent, build_model
+
+    torch.save({"weight": torch.zeros(3, 3)}, tmp_path / "landlord.ckpt")
+    with pytest.raises(CheckpointError, match="not a DouZero landlord network: it lacks 16 of its 16"):
+        DouZeroAgent.load(str(tmp_path))
+    torch.save([1, 2], tmp_path / "landlord.ckpt")
+    with pytest.raises(CheckpointError, match="holds a list, expected the state dict"):
+        DouZeroAgent.load(str(tmp_path))
+    (tmp_path / "landlord.ckpt").write_bytes(b"not a torch file")
+    with pytest.raises(CheckpointError, match="not a readable torch checkpoint"):
+        DouZeroAgent.load(str(tmp_path))
+    torch.save(build_model("landlord").state_dict(), tmp_path / "landlord.ckpt")
+    assert set(DouZeroAgent.load(str(tmp_path)).models) == {"landlord"}
+
+
+# -- a model that diverged ----------------------------------------------------------
+
+
+def test_nan_q_values_are_named_not_a_shape_mismatch():
+    model = small_model()
+    with torch.no_grad():
+        model.nets["bidding"].out.bias.fill_(float("nan"))
+    state = engine.reset(0, 4)
+    nan = r"the model produced 16 NaN and 0 infinite Q-values among 16 \(positions: bidding\); expected"
+    with pytest.raises(ModelOutputError, match=nan):
+        DMCAgent(model).act(state)
+
+
+def test_the_learner_stops_when_the_loss_is_not_a_number():
+    from doudizhu_env.observation import OBS_SIZE
+    from train.buffer import pack_obs
+    from train.learner import Learner
+
+    rng = np.random.default_rng(0)
+    batch = {"obs": pack_obs(rng.integers(0, 2, (8, OBS_SIZE))), "action": np.full(8, 1),
+             "position": np.zeros(8, np.int8), "target": rng.normal(size=8).astype(np.float32)}
+    learner = Learner(small_model(), learning_rate=float("inf"), max_grad_norm=10.0)
+    with pytest.raises(ModelOutputError, match="the loss of update .* is nan"):
+        for _ in range(3):
+            learner.update(batch)
+
+
+# -- command lines -------------------------------------------------------------------
+
+
+def run_module(*args: str, cwd=ROOT) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONWARNINGS": "ignore"}
+    return subprocess.run([sys.executable, "-m", *args], cwd=cwd, capture_output=True, text=True, timeout=120,
+                          env=env)
+
+
+def assert_one_line_error(proc: subprocess.CompletedProcess, prog: str, *words: str) -> None:
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert lines[0].startswith(f"python -m {prog}: error: ")
+    for word in words:
+        assert word in lines[0], lines[0]
+
+
+@pytest.mark.parametrize(
+    "argv, words",
+    [
+        (["--landlord", "missing.pt", "--farmers", "random"],
+         ["'missing.pt'", "no checkpoint file", "expected a .pt file"]),
+        (["--landlord", "rndom", "--farmers", "random"], ["unknown agent 'rndom'", "expected one of"]),
+        (["--landlord", "rule", "--farmers", "random", "--rules", "foo"], ["'foo'", "expected one of"]),
+        (["--landlord", "rule", "--farmers", "random", "--games", "0"],
+         ["--games must be at least 1, got 0"]),
+        (["--farmers", "random"], ["give --landlord and --farmers, or --seats"]),
+        (["--seats", "rule", "random", "random", "--deals", "missing.json"], ["--deals 'missing.json'"]),
+    ],
+)
+def test_evaluate_command_line_errors_are_one_line(argv, words, tmp_path):
+    proc = run_module("train.evaluate", *argv, "--no-progress", "--json", str(tmp_path / "out.json"))
+    assert_one_line_error(proc, "train.evaluate", *words)
+    assert not (tmp_path / "out.json").exists()
+
+
+def test_dmc_command_line_errors_are_one_line(tmp_path):
+    missing = run_module("train.dmc", "--config", str(tmp_path / "nope.yaml"))
+    assert_one_line_error(missing, "train.dmc", "no config file at", "nope.yaml", "expected a YAML file")
+    resume = run_module("train.dmc", "--config", TINY, "--out-dir", str(tmp_path / "runs"), "--resume")
+    assert_one_line_error(resume, "train.dmc", "--resume: no checkpoint at", "expected the checkpoint.pt")
+    bad = run_module("train.dmc", "--config", TINY, "--out-dir", str(tmp_path / "runs"), "--epsilon", "2")
+    assert_one_line_error(bad, "train.dmc", "epsilon must be a probability in [0, 1], got 2.0")
+    assert not (tmp_path / "runs").exists()
+
+
+def test_dmc_help_shows_the_fields_docs_and_defaults():
+    from train.dmc import build_parser
+
+    text = build_parser().format_help()
+    assert text.startswith("usage: python -m train.dmc")
+    assert "--resume" in text and "--config FILE" in text
+    flat = " ".join(text.split())
+    defaults = TrainConfig()
+    assert f"Samples per learner update. (default: {defaults.batch_size})" in flat
+    assert "Width of the action embedding f(a). (default: 64)" in flat  # a model field
+    assert "Baselines the evaluations play against. (default: [random, rule])" in flat
+    for name in ("run_name", "learning_rate", "model.head_layers"):
+        assert "--" + name.replace("_", "-") in text
+    proc = run_module("train.dmc", "--help")
+    assert proc.returncode == 0 and " ".join(proc.stdout.split()) == flat
+
+
+def test_arena_benchmark_options_have_help(capsys):
+    from benchmarks.arena import main
+
+    with pytest.raises(SystemExit) as info:
+        main(["--help"])
+    assert info.value.code == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert out.startswith("usage: python -m benchmarks.arena")
+    for option, words in [("--games GAMES", "deals per study"), ("--workers WORKERS", "arena processes"),
+                          ("--seed SEED", "seed of the deals"), ("--out FILE", "write every report"),
+                          ("--skip-rlcard", "leave out the studies"), ("--dmc DMC", "DMC agent spec"),
+                          ("--throughput-deals THROUGHPUT_DEALS", "deals per throughput")]:
+        assert f"{option} {words}" in out, option
