@@ -13,6 +13,8 @@ Specs:
 - ``douzero:DIR`` or a path to a DouZero ``.ckpt`` file / a directory holding
   ``landlord.ckpt``, ``landlord_up.ckpt``, ``landlord_down.ckpt``: DouZero-format
   checkpoints through :mod:`agents.douzero_adapter` (needs torch)
+- ``sb3:PATH``: an sb3-contrib ``MaskablePPO`` saved with ``model.save(PATH)``, played greedily
+  through :mod:`agents.sb3_adapter` (extra ``rl``)
 """
 
 from __future__ import annotations
@@ -46,6 +48,14 @@ def make_agent(spec: str, rules: Rules | None = None, seed=0) -> Agent:
         return RlcardRuleAgent(seed=rng)
     if spec == "pretrained":
         return _dmc_agent(PRETRAINED, rules)
+    if spec.startswith("sb3:"):
+        from .sb3_adapter import SB3Agent
+
+        agent = SB3Agent.load(spec[len("sb3:"):])
+        if rules is not None and agent.num_actions != len(action_table(rules)):
+            raise ValueError(f"{spec!r} has {agent.num_actions} actions; the rules {rules} have "
+                             f"{len(action_table(rules))}")
+        return agent
     if spec.startswith("dmc:") or spec.endswith(".pt"):
         return _dmc_agent(spec.removeprefix("dmc:"), rules)
     path = spec[len("douzero:"):] if spec.startswith("douzero:") else spec
@@ -54,7 +64,7 @@ def make_agent(spec: str, rules: Rules | None = None, seed=0) -> Agent:
 
         return DouZeroAgent.load(path, seed=rng)
     raise ValueError(f"unknown agent {spec!r}; expected one of {list(NAMES)}, dmc:PATH or a .pt checkpoint, "
-                     "douzero:DIR, or a .ckpt path")
+                     "douzero:DIR, a .ckpt path, or sb3:PATH")
 
 
 def _dmc_agent(path: str, rules: Rules | None) -> Agent:

@@ -34,10 +34,21 @@ opponents you pass keep their own randomness.
 
 **Actions** ``Discrete(A)``: the ids of :func:`doudizhu_env.action_table` for the
 rules in use (13,557 for ``standard``); bids, doubling and pass are ids 0..6.
-An action outside the mask raises
-:class:`~doudizhu_env.engine.IllegalActionError` and changes nothing; with
-``illegal_action="penalty"`` it ends the hand instead, with reward
-``illegal_reward`` and ``info["illegal_action"] = True``.
+
+**Illegal actions.** By default (``illegal_action="penalty"``) an action
+outside the mask ends the hand at once: ``terminated`` is true, the reward
+is ``illegal_reward`` (default -1.0), ``info["illegal_action"] = True``, the
+mask of the last observation is all zeros, and nothing is played. This is
+the default because generic tools sample ``action_space.sample()`` without
+the mask: with it ``gym.make("DouDizhu-v0")`` passes
+``gymnasium.utils.env_checker.check_env`` and Stable-Baselines3's
+``stable_baselines3.common.env_checker.check_env`` as constructed. A
+learner that follows the mask never sees the penalty. With
+``illegal_action="raise"`` an action outside the mask raises
+:class:`~doudizhu_env.engine.IllegalActionError` instead and changes nothing
+(the PettingZoo env :mod:`doudizhu_env.aec` and :class:`DouDizhuVectorEnv`
+always default to raising). Ids outside ``0..A-1`` and non-integers raise
+in both modes.
 
 **Observations** a dict: ``"observation"`` float32 ``(OBS_SIZE,)`` of 0/1 entries, the pieces of
 :data:`doudizhu_env.observation.PIECES` for the learning seat (never anything it
@@ -58,6 +69,23 @@ as the learning seat sees it), ``illegal_action``, ``illegal_reward``.
 
 **Scripted deals** ``reset(seed=..., options={"deal": {"hands": [h0, h1, h2],
 "hole": "...", "first_bidder": 0}})`` (a :class:`~doudizhu_env.engine.Deal` or its dict).
+
+**RL libraries.** sb3-contrib's ``MaskablePPO`` trains on it as constructed
+(extra ``rl``): the env's :meth:`~DouDizhuEnv.action_masks` gives the masks
+and ``"MultiInputPolicy"`` reads the dict observation::
+
+    from sb3_contrib import MaskablePPO
+
+    model = MaskablePPO("MultiInputPolicy", gym.make("DouDizhu-v0", reward="log_score"))
+    model.learn(total_timesteps=100_000)
+    model.save("ppo_doudizhu.zip")  # then in the arena: the agent spec "sb3:ppo_doudizhu.zip"
+
+:class:`agents.sb3_adapter.SB3Agent` plays such a model in the arena from
+seat views. The PettingZoo env trains the way PettingZoo's SB3
+action-masking tutorial trains its classic envs: a wrapper around the AEC
+env makes it one single-agent Gymnasium env with ``action_masks()``, one
+policy in every seat. Both are in the tests (``tests/test_rl_clients.py``)
+and in the README.
 
 **Vector environment.** :class:`DouDizhuVectorEnv` (``gym.make_vec("DouDizhu-v0",
 num_envs=B)``) runs B hands on the batched engine, one learning seat per game
@@ -227,7 +255,8 @@ class DouDizhuEnv(gymnasium.Env):
     metadata = {"render_modes": ["human", "ansi"], "render_fps": 1}
 
     def __init__(self, seat: int = 0, opponents: Sequence | None = None, rules=None, reward: str = "score",
-                 render_mode: str | None = None, illegal_action: str = "raise", illegal_reward: float = -1.0):
+                 render_mode: str | None = None, illegal_action: str = "penalty",
+                 illegal_reward: float = -1.0):
         if not engine.is_seat(seat):
             raise ValueError(f"seat must be 0, 1 or 2, got {seat!r}")
         _check_choice("reward", reward, REWARDS)
@@ -245,10 +274,15 @@ class DouDizhuEnv(gymnasium.Env):
         self.observation_space = observation_space(self.rules)
         self.state: engine.State | None = None
         self._over = True
+        self._mask = np.zeros(self.action_space.n, np.int8)
 
     @property
     def opponents(self) -> list:
         return self._driver.opponents
+
+    def action_masks(self) -> np.ndarray:
+        """``(A,)`` bool: the legal actions now (the observation's mask), for sb3-contrib's MaskablePPO."""
+        return self._mask.astype(bool)
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         super().reset(seed=seed)
@@ -267,13 +301,16 @@ class DouDizhuEnv(gymnasium.Env):
     def step(self, action):
         if self.state is None or self._over:
             raise RuntimeError("the hand is over: call reset() before step()")
-        a = np.array([engine.action_id(action)], dtype=np.int64)  # an int id; its range is the rules' check
-        if self.illegal_action == "penalty" and not engine.is_legal(self.state, a)[0]:
+        # an int id in range, nothing else (raises in both modes); the cached mask answers "legal?"
+        a = np.array([engine.action_id(action, self.action_space.n)], dtype=np.int64)
+        known_legal = bool(self._mask[a[0]])
+        if self.illegal_action == "penalty" and not known_legal:
             self._over = True
             obs, info = self._obs_info()
             info["illegal_action"] = True
             return obs, self.illegal_reward, True, False, info
-        state = engine.step(self.state, a)  # raises if illegal, leaving everything as it was
+        # the engine's own check names an illegal action; it raises, leaving everything as it was
+        state = engine.step(self.state, a, check=not known_legal)
         out = _new_out(1)
         self.state = self._driver.advance(state, out, autoreset=False)
         reward, terminated, truncated = 0.0, False, False
@@ -297,6 +334,7 @@ class DouDizhuEnv(gymnasium.Env):
             mask = np.zeros(self.action_space.n, np.int8)
         else:
             mask = engine.legal_action_mask(s)[0].view(np.int8)
+        self._mask = mask.copy()  # our own: a caller writing into the observation changes nothing here
         info = {"action_mask": mask.copy(), "phase": PHASE_NAMES[s.phase[0]], "role": self._role()}
         return {"observation": vec, "action_mask": mask}, info
 

@@ -3,6 +3,7 @@
 import dataclasses
 import subprocess
 import sys
+import warnings
 
 import gymnasium
 import numpy as np
@@ -37,20 +38,37 @@ def masked_sample(env, obs):
 # ------------------------------------------------------------------ the single-seat env
 
 
-def test_check_env_penalty_variant():
-    """Gymnasium's check_env steps ``action_space.sample()``, unmasked: almost always illegal.
-    So it runs on the ``illegal_action="penalty"`` variant (an illegal action ends the hand)."""
-    env = gymnasium.make("DouDizhu-v0", illegal_action="penalty")
-    env_checker.check_env(env.unwrapped)
+def test_default_env_passes_gymnasiums_check_env():
+    """Gymnasium's check_env steps ``action_space.sample()``, unmasked: almost always illegal. The default
+    ``illegal_action="penalty"`` ends the hand on it, so the env as constructed passes."""
+    env = gymnasium.make("DouDizhu-v0")
+    assert env.unwrapped.illegal_action == "penalty"
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        env_checker.check_env(env.unwrapped)
+    assert not caught, [str(w.message) for w in caught]
 
 
-def test_default_env_passes_the_checks_that_use_legal_actions():
-    env = gymnasium.make("DouDizhu-v0").unwrapped
+def test_default_env_passes_stable_baselines3s_check_env():
+    sb3_checker = pytest.importorskip("stable_baselines3.common.env_checker")
+    env = gymnasium.make("DouDizhu-v0")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        sb3_checker.check_env(env)  # the Dict of a float Box and an int8 Box mask: supported, no warning
+        sb3_checker.check_env(env.unwrapped)
+    assert not caught, [str(w.message) for w in caught]
+
+
+def test_raise_variant_passes_the_checks_that_use_legal_actions():
+    env = gymnasium.make("DouDizhu-v0", illegal_action="raise").unwrapped
     env_checker.check_reset_return_type(env)
     env_checker.check_reset_seed_determinism(env)
     env_checker.check_reset_options(env)
     obs, _ = env_reset_passive_checker(env)
     env_step_passive_checker(env, masked_sample(env, obs))
+    env.action_space.seed(0)
+    with pytest.raises(IllegalActionError):  # what the unmasked check_env would meet
+        env_checker.check_env(env)
 
 
 def test_make_and_make_vec():
@@ -145,28 +163,56 @@ def test_scripted_hand_through_the_single_env():
 
 
 def test_illegal_action_raises_and_changes_nothing():
-    env = DouDizhuEnv()
+    env = DouDizhuEnv(illegal_action="raise")
     obs, _ = env.reset(seed=0)
     before = {f.name: getattr(env.state, f.name) for f in dataclasses.fields(env.state)}
     illegal = int(np.flatnonzero(obs["action_mask"] == 0)[-1])
+    obs["action_mask"][illegal] = 1  # writing into the observation does not make an action legal
     with pytest.raises(IllegalActionError):
         env.step(illegal)
     for name, value in before.items():
         if name != "rules":
             np.testing.assert_array_equal(getattr(env.state, name), value, err_msg=name)
+    obs["action_mask"][illegal] = 0
     obs, reward, terminated, truncated, _ = env.step(masked_sample(env, obs))
     with pytest.raises(IllegalActionError):
         env.step(1.5)
 
 
-def test_penalty_variant_ends_the_hand():
-    env = DouDizhuEnv(illegal_action="penalty", illegal_reward=-3)
+@pytest.mark.parametrize("kwargs", [{}, {"illegal_action": "penalty", "illegal_reward": -3}])
+def test_penalty_ends_the_hand_by_default(kwargs):
+    env = DouDizhuEnv(**kwargs)
+    penalty = float(kwargs.get("illegal_reward", -1.0))
     obs, _ = env.reset(seed=0)
+    before = env.state
     illegal = int(np.flatnonzero(obs["action_mask"] == 0)[-1])
+    obs["action_mask"][illegal] = 1  # writing into the observation does not make an action legal
     obs, reward, terminated, truncated, info = env.step(illegal)
-    assert (reward, terminated, truncated, info["illegal_action"]) == (-3.0, True, False, True)
+    assert (reward, terminated, truncated, info["illegal_action"]) == (penalty, True, False, True)
+    assert env.state is before  # nothing was played
+    assert not obs["action_mask"].any() and not env.action_masks().any()
     with pytest.raises(RuntimeError, match="reset"):
         env.step(0)
+    env.reset(seed=1)
+    for bad in (1.5, True, "0", env.action_space.n, -1):  # not an id of the action space: raises, no penalty
+        with pytest.raises(IllegalActionError):
+            env.step(bad)
+    assert not env._over
+
+
+def test_action_masks_method_is_the_observations_mask():
+    env = gymnasium.make("DouDizhu-v0")
+    assert not env.unwrapped.action_masks().any()  # before reset: nothing is legal
+    obs, info = env.reset(seed=2)
+    for _ in range(300):
+        masks = env.get_wrapper_attr("action_masks")()  # how sb3-contrib reaches it through wrappers
+        assert masks.dtype == bool
+        np.testing.assert_array_equal(masks, obs["action_mask"].astype(bool))
+        obs, reward, terminated, truncated, info = env.step(masked_sample(env.unwrapped, obs))
+        assert "illegal_action" not in info
+        if terminated or truncated:
+            assert not env.get_wrapper_attr("action_masks")().any()
+            obs, info = env.reset()
 
 
 def test_render_shows_only_the_learning_seats_hand():

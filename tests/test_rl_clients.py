@@ -1,0 +1,151 @@
+"""Real RL clients on the environments: sb3-contrib's MaskablePPO trains on ``DouDizhu-v0`` and on the
+PettingZoo env (wrapped as PettingZoo's own SB3 action-masking tutorial wraps its classic envs), and the
+trained policies play in the arena through :class:`agents.sb3_adapter.SB3Agent` (extra ``rl``).
+
+Small networks and a few thousand steps: about a minute in all on two cores.
+"""
+
+import time
+
+import gymnasium
+import numpy as np
+import pytest
+
+pytest.importorskip("sb3_contrib")
+torch = pytest.importorskip("torch")
+
+import pettingzoo.utils  # noqa: E402
+from sb3_contrib import MaskablePPO  # noqa: E402
+from sb3_contrib.common.wrappers import ActionMasker  # noqa: E402
+
+import doudizhu_env  # noqa: E402
+from agents.arena import format_report, run_arena  # noqa: E402
+from agents.registry import make_agent  # noqa: E402
+from agents.sb3_adapter import SB3Agent  # noqa: E402
+from doudizhu_env import action_table, engine  # noqa: E402
+from doudizhu_env.observation import OBS_SIZE, observe, seat_view  # noqa: E402
+
+PPO_ARGS = {"n_steps": 256, "batch_size": 64, "n_epochs": 2, "learning_rate": 1e-3, "seed": 0,
+            "policy_kwargs": {"net_arch": [64]}, "device": "cpu", "verbose": 0}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def one_torch_thread():
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+# ------------------------------------------------------------------ DouDizhu-v0, masks by action_masks()
+
+
+@pytest.fixture(scope="module")
+def gym_model():
+    """MaskablePPO on ``gym.make("DouDizhu-v0")``: the env's ``action_masks()`` gives the masks."""
+    env = gymnasium.make("DouDizhu-v0", reward="log_score")
+    model = MaskablePPO("MultiInputPolicy", env, **PPO_ARGS)
+    start = time.perf_counter()
+    model.learn(total_timesteps=4096)
+    print(f"\nMaskablePPO on DouDizhu-v0: {model.num_timesteps} steps in {time.perf_counter() - start:.1f} s")
+    return model
+
+
+def test_maskable_ppo_trains_on_the_gymnasium_env(gym_model):
+    assert gym_model.num_timesteps == 4096
+    assert len(gym_model.ep_info_buffer) >= 20  # whole hands were played (SB3's monitor saw them end)
+    # the masks reached the policy: its greedy choice on fresh hands is always a legal action
+    env = gymnasium.make("DouDizhu-v0")
+    for seed in range(20):
+        obs, _ = env.reset(seed=seed)
+        action, _ = gym_model.predict(obs, action_masks=env.get_wrapper_attr("action_masks")(),
+                                      deterministic=True)
+        assert obs["action_mask"][int(action)] == 1
+        *_, info = env.step(action)
+        assert "illegal_action" not in info
+
+
+def test_the_trained_policy_beats_random_in_the_arena(gym_model, tmp_path):
+    """The saved model by spec (``sb3:PATH``) against two random players, duplicate deals."""
+    path = tmp_path / "ppo_doudizhu.zip"
+    gym_model.save(path)
+    spec = f"sb3:{path}"
+    start = time.perf_counter()
+    report = run_arena([spec, "random", "random"], 200, seed=1)  # 600 games: every seat on every deal
+    print(f"\n{format_report(report, [spec])}\n({time.perf_counter() - start:.1f} s)")
+    mine = report["agents"][spec]["all"]
+    assert mine["games"] == 600 and report["truncated"] == 0
+    # zero-sum points: random against random averages 0; the trained policy wins points off random
+    assert mine["adp"]["mean"] - mine["adp"]["ci"] > 0, mine
+    assert mine["wp"]["mean"] > 0.6, mine
+
+
+def test_the_adapter_uses_only_the_view(gym_model):
+    """The adapter's actions are the model's greedy choices on the acting seat's observation and mask,
+    computed from the seat view (which blanks the other hands) as from the full state."""
+    agent = SB3Agent(gym_model)
+    state = engine.reset(np.random.default_rng(3), 64)
+    rng = np.random.default_rng(3)
+    for _ in range(40):  # random play into the middle of the hands
+        state = engine.step(state, engine.sample_legal(state, rng), auto_reset=True)
+    view = seat_view(state)
+    actions = agent.act(view)
+    assert actions.shape == (64,) and engine.is_legal(state, actions).all()
+    expected, _ = gym_model.predict({"observation": observe(state),
+                                     "action_mask": engine.legal_action_mask(state).view(np.int8)},
+                                    action_masks=engine.legal_action_mask(state), deterministic=True)
+    np.testing.assert_array_equal(actions, expected)
+    with pytest.raises(ValueError, match="actions"):
+        agent.act(seat_view(engine.reset(np.random.default_rng(0), 2, "douzero")))
+
+
+# ------------------------------------------------------------------ the PettingZoo env, the tutorial's way
+
+
+class SB3ActionMaskWrapper(pettingzoo.utils.BaseWrapper, gymnasium.Env):
+    """PettingZoo's SB3 tutorial wrapper: the AEC env as one single-agent Gymnasium env, one policy in
+    every seat. The observation is the acting seat's vector (the mask stripped out, given by
+    :meth:`action_masks`); the reward of a step is the mover's, as in the tutorial."""
+
+    def reset(self, seed=None, options=None):
+        super().reset(seed, options)
+        self.observation_space = super().observation_space(self.possible_agents[0])["observation"]
+        self.action_space = super().action_space(self.possible_agents[0])
+        return self.observe(self.agent_selection), {}
+
+    def step(self, action):
+        current_agent = self.agent_selection
+        super().step(int(action))
+        next_agent = self.agent_selection
+        return (self.observe(next_agent), self._cumulative_rewards[current_agent],
+                self.terminations[current_agent], self.truncations[current_agent], self.infos[current_agent])
+
+    def observe(self, agent):
+        return super().observe(agent)["observation"]
+
+    def action_masks(self):
+        return super().observe(self.agent_selection)["action_mask"].astype(bool)
+
+
+def test_maskable_ppo_trains_on_the_pettingzoo_env_and_plays_in_the_arena():
+    env = SB3ActionMaskWrapper(doudizhu_env.env(reward="log_score"))
+    env.reset(seed=0)  # sets the spaces
+    env = ActionMasker(env, lambda e: e.action_masks())  # the tutorial's masking: sb3-contrib's wrapper
+    assert env.observation_space.shape == (OBS_SIZE,) and env.action_space.n == len(action_table())
+    model = MaskablePPO("MlpPolicy", env, **PPO_ARGS)
+    start = time.perf_counter()
+    model.learn(total_timesteps=2048)
+    print(f"\nMaskablePPO on the PettingZoo env (tutorial wrapper): {model.num_timesteps} steps in "
+          f"{time.perf_counter() - start:.1f} s")
+    assert model.num_timesteps == 2048
+    assert len(model.ep_info_buffer) >= 10  # whole hands were played through the wrapper
+    # the policy, trained on bare vectors, plays in the arena through the same adapter
+    agent = SB3Agent(model)
+    assert not agent.dict_obs
+
+    def factory(spec, rules, seed):
+        return agent if spec == "ppo-aec" else make_agent(spec, rules, seed)
+
+    report = run_arena(["ppo-aec", "random", "random"], 50, seed=2, agent_factory=factory)
+    print(format_report(report, ["ppo-aec"]))
+    assert report["agents"]["ppo-aec"]["all"]["games"] == 150 and report["truncated"] == 0
