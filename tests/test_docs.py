@@ -1,0 +1,87 @@
+"""The documentation site: generated tables match the code, and the strict build fails on a broken link.
+
+The full strict build of the site is a step of ``make test`` (``mkdocs build --strict``).
+"""
+
+import dataclasses
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("mkdocs")
+yaml = pytest.importorskip("yaml")
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+import mkdocs_hooks  # noqa: E402
+
+
+def test_observation_table_has_every_piece_with_its_offsets():
+    from doudizhu_env import observation as obs
+
+    table = mkdocs_hooks.observation_pieces()
+    for name, size in obs.PIECES:
+        where = obs.piece_slice(name)
+        assert f"| `{name}` | {where.start}..{where.stop - 1} | {size} |" in table
+    assert f"**{obs.OBS_SIZE}**" in table
+
+
+def test_action_tables_match_the_action_table():
+    from doudizhu_env import action_table
+    from doudizhu_env.actions import SPECIAL_NAMES
+
+    for preset in ("standard", "douzero"):
+        table = action_table(preset)
+        text = mkdocs_hooks.action_groups(preset)
+        assert f"{len(table):,} actions" in text
+        for ids in table.groups.values():
+            assert f"| {ids.start}..{ids.stop - 1} |" in text
+    specials = mkdocs_hooks.action_specials()
+    assert all(f"| `{name}` |" in specials for name in SPECIAL_NAMES)
+
+
+def test_config_table_has_every_field():
+    from agents.dmc import ModelConfig
+    from train.config import TrainConfig
+
+    table = mkdocs_hooks.config_fields()
+    for f in dataclasses.fields(TrainConfig):
+        if f.name != "model":
+            assert f"| `{f.name}` | `--{f.name.replace('_', '-')}` |" in table
+    for f in dataclasses.fields(ModelConfig):
+        assert f"| `model.{f.name}` |" in table
+
+
+def test_unknown_marker_fails():
+    from mkdocs.exceptions import PluginError
+
+    with pytest.raises(PluginError, match="unknown generated table"):
+        mkdocs_hooks.render("<!-- generated: no-such-table -->\n")
+
+
+def test_rst_to_markdown():
+    text = "Use :class:`~doudizhu_env.engine.State` and :func:`doudizhu_env.action_table`::\n\n    code\n"
+    out = mkdocs_hooks.rst_to_markdown(text)
+    assert out.startswith("Use `State` and `doudizhu_env.action_table`:\n")
+    table = "=====  ====\na      b\n=====  ====\nx      one\n       two\n=====  ====\n"
+    assert "| x | one two |" in mkdocs_hooks.rst_to_markdown(table)
+
+
+def test_strict_build_fails_on_a_broken_link(tmp_path):
+    """The site's own validation settings, on a one-page site whose page links to a missing page."""
+    config = yaml.safe_load((ROOT / "mkdocs.yml").read_text())
+    assert config["strict"] is True
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "index.md").write_text("# Home\n\nSee [the rules](missing.md).\n")
+    config.update(docs_dir=str(docs), site_dir=str(tmp_path / "site"), nav=[{"Home": "index.md"}],
+                  plugins=["search"], hooks=[str(ROOT / "mkdocs_hooks.py")])
+    (tmp_path / "mkdocs.yml").write_text(yaml.safe_dump(config))
+    command = [sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(tmp_path / "mkdocs.yml")]
+    run = subprocess.run(command, capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+    assert run.returncode != 0
+    assert "missing.md" in run.stderr
