@@ -41,12 +41,13 @@ import numpy as np
 
 from doudizhu_env import engine
 from doudizhu_env.cards import format_hand
-from doudizhu_env.engine import Deal
+from doudizhu_env.engine import ROLE_NAMES, Deal, role_of
 from doudizhu_env.observation import seat_view
 from doudizhu_env.records import records_from_state, save_records
 from doudizhu_env.rules import Rules, resolve_rules
 
-ROLES = ("landlord", "landlord_down", "landlord_up")
+#: The keys of a report's figures per agent, in their order in :func:`format_report`.
+REPORT_ROLES = ("all", "landlord", "farmer", *ROLE_NAMES)
 DUPLICATE_MODES = ("rotate", "swap", "none")
 Z95 = 1.959963984540054
 
@@ -164,7 +165,7 @@ def _positions_to_seats(seating, deal: Deal, rules: Rules, index: dict) -> list[
     """Agent index per seat: positions are seats with bidding, roles without."""
     if rules.bidding:
         return [index[a] for a in seating]
-    return [index[seating[(s - deal.landlord) % 3]] for s in range(3)]
+    return [index[seating[int(role_of(s, deal.landlord))]] for s in range(3)]
 
 
 def play_chunk(cfg: ArenaConfig, chunk: int, deals: Sequence[Deal], first_index: int) -> ChunkResult:
@@ -179,7 +180,7 @@ def play_chunk(cfg: ArenaConfig, chunk: int, deals: Sequence[Deal], first_index:
         a.reset()
     state, decisions = _play(state, seat_agent, agents)
     idx = np.arange(len(games)) % len(deals) + first_index
-    role = np.where(state.landlord[:, None] >= 0, (np.arange(3)[None, :] - state.landlord[:, None]) % 3, -1)
+    role = role_of(np.arange(3)[None, :], state.landlord[:, None])
     scores = state.scores.astype(np.int64)
     recs = _chunk_records(cfg, chunk, state, seat_agent, idx, len(deals)) if cfg.record else None
     return ChunkResult(idx, seat_agent, role, scores, state.truncated.copy(), state.bids.astype(np.int64),
@@ -352,7 +353,7 @@ def summarize(results: list[ChunkResult], names: list[str]) -> dict:
            "decisions": int(sum(r.decisions for r in results))}
     for k, name in enumerate(names):
         entry = {}
-        for role, mask in [("all", a == k)] + [(ROLES[j], (a == k) & (ro == j)) for j in range(3)]:
+        for role, mask in [("all", a == k)] + [(ROLE_NAMES[j], (a == k) & (ro == j)) for j in range(3)]:
             entry[role] = {"games": int(mask.sum()),
                            "wp": mean_ci(_deal_means(seat_deal, win, mask, num_deals)),
                            "adp": mean_ci(_deal_means(seat_deal, sc, mask, num_deals))}
@@ -383,7 +384,7 @@ def format_report(report: dict, agents: Sequence[str] | None = None) -> str:
     names = list(report["agents"]) if agents is None else list(agents)
     for name in names:
         entry = report["agents"][name]
-        for role in ("all", "landlord", "farmer", "landlord_down", "landlord_up"):
+        for role in REPORT_ROLES:
             e = entry[role]
             if e["games"] == 0:
                 continue

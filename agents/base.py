@@ -35,13 +35,14 @@ class Agent(abc.ABC):
         """Called before a new series of games (drop any per-game memory)."""
 
 
-class RandomAgent(Agent):
-    """Uniform over the legal actions, from its own seeded generator."""
+class RandomAgent(engine.RandomPolicy, Agent):
+    """Uniform over the legal actions, from its own seeded generator (default seed 0).
 
-    name = "random"
+    The env layer's :class:`doudizhu_env.engine.RandomPolicy` as an :class:`Agent`; given
+    seat views like any agent (``needs_view``), since a subclass may read them.
+    """
+
+    needs_view = True
 
     def __init__(self, seed: int | np.random.Generator | None = 0):
-        self.rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
-
-    def act(self, view: engine.State) -> np.ndarray:
-        return engine.sample_legal(view, self.rng)
+        super().__init__(seed)

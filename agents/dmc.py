@@ -29,6 +29,7 @@ import torch
 from torch import nn
 
 from doudizhu_env import engine
+from doudizhu_env.engine import ROLE_NAMES
 from doudizhu_env.legal import bits_to_ids, sample_bits
 from doudizhu_env.observation import (
     ACTION_SIZE,
@@ -42,7 +43,7 @@ from doudizhu_env.observation import (
 
 from .base import Agent
 
-POSITIONS = ("bidding", "doubling", "landlord", "landlord_down", "landlord_up")
+POSITIONS = ("bidding", "doubling", *ROLE_NAMES)
 _HISTORY_CARDS, _HISTORY_SEATS = piece_slice("history_cards"), piece_slice("history_seats")
 _MOVE_CARDS = (_HISTORY_CARDS.stop - _HISTORY_CARDS.start) // HISTORY_MOVES
 _MOVE_SEATS = (_HISTORY_SEATS.stop - _HISTORY_SEATS.start) // HISTORY_MOVES

@@ -31,12 +31,13 @@ import numpy as np
 from doudizhu_env import engine
 from doudizhu_env.actions import NUM_SPECIAL, PASS, action_table
 from doudizhu_env.cards import DECK_COUNTS
+from doudizhu_env.engine import ROLE_NAMES, role_of
 from doudizhu_env.observation import card_bits
 
 from .base import Agent
 from .rule import RuleAgent
 
-POSITIONS = ("landlord", "landlord_down", "landlord_up")
+POSITIONS = ROLE_NAMES  # DouZero's positions are our roles, by the same names
 
 
 def _torch():
@@ -90,7 +91,7 @@ def encode(view: engine.State, i: int, legal: np.ndarray) -> tuple[str, np.ndarr
     """DouZero's ``(position, x_batch, z)`` for game ``i`` of a seat view and its legal moves."""
     table = action_table(view.rules)
     seat, landlord = int(view.to_act[i]), int(view.landlord[i])
-    pos = POSITIONS[(seat - landlord) % 3]
+    pos = POSITIONS[int(role_of(seat, landlord))]
     seat_of = {p: (landlord + k) % 3 for k, p in enumerate(POSITIONS)}
     hand = view.hands[i, seat].astype(np.int64)
     other = DECK_COUNTS - hand - view.played[i].sum(axis=0)

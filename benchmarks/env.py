@@ -15,10 +15,14 @@ Workloads (standard rules, full hands with bidding and doubling; one process):
 * ``vector``: ``DouDizhuVectorEnv`` at B = 1024, learner seat 0 against random
   opponents, actions drawn from the observed masks (vectorized). Figures:
   learner decisions/s (B x steps/s) and all decisions/s (the opponents' too).
+* ``vector_masks``: the same at B = 1024 and 4096 (``--mask-batches``) for each
+  form of the legal actions (``mask="dense"``, ``"ids"``, ``"bits"``), actions
+  drawn from that form, printed side by side: learner decisions/s, and in
+  ``env.step`` alone.
 
 Every figure is the median of ``--repeats`` runs. Run::
 
-    python -m benchmarks.env                      # ~1 minute
+    python -m benchmarks.env                      # ~2 minutes
     python -m benchmarks.env --json env.json
 """
 
@@ -34,7 +38,8 @@ import time
 import numpy as np
 
 from benchmarks.engine import measure_peer
-from doudizhu_env.gym_env import DouDizhuEnv, DouDizhuVectorEnv, RandomPolicy
+from doudizhu_env.gym_env import MASKS, DouDizhuEnv, DouDizhuVectorEnv, RandomPolicy
+from doudizhu_env.legal import sample_bits
 
 TARGET_VS_RLCARD = 5.0
 
@@ -98,26 +103,40 @@ def sample_masks(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return flat[starts + (rng.random(num) * counts).astype(np.int64)] - np.arange(num) * width
 
 
-def vector_random_play(num_envs: int, seconds: float, seed: int) -> dict:
-    """``DouDizhuVectorEnv(num_envs)`` with masked random actions for about ``seconds``."""
+def sample_compact(mask: str, obs: dict, info: dict, rng: np.random.Generator) -> np.ndarray:
+    """One uniformly random legal action per game from the vector env's legal actions in form ``mask``."""
+    if mask == "dense":
+        return sample_masks(obs["action_mask"], rng)
+    if mask == "ids":
+        ids, offsets = info["legal_ids"], info["legal_offsets"]
+        counts = np.diff(offsets)
+        return ids[offsets[:-1] + (rng.random(len(counts)) * counts).astype(np.int64)]
+    packed = info["legal_bits"]  # little-endian bytes of the engine's uint64 words, cut to ceil(A / 8)
+    words = np.zeros((len(packed), -(-packed.shape[1] // 8) * 8), np.uint8)
+    words[:, : packed.shape[1]] = packed
+    return sample_bits(words.view("<u8"), rng)
+
+
+def vector_random_play(num_envs: int, seconds: float, seed: int, mask: str = "dense") -> dict:
+    """``DouDizhuVectorEnv(num_envs, mask=mask)`` with masked random actions for about ``seconds``."""
     counter = _CountingRandom(seed + 1)
-    envs = DouDizhuVectorEnv(num_envs, opponents=[counter, counter])  # random opponents that count
+    envs = DouDizhuVectorEnv(num_envs, opponents=[counter, counter], mask=mask)  # random opponents that count
     rng = np.random.default_rng(seed)
-    obs, _ = envs.reset(seed=seed)
-    obs, *_ = envs.step(sample_masks(obs["action_mask"], rng))  # warm-up
+    obs, info = envs.reset(seed=seed)
+    obs, _, _, _, info = envs.step(sample_compact(mask, obs, info, rng))  # warm-up
     steps = games = 0
     counter.count = 0
     env_time = 0.0
     start = time.perf_counter()
     while (elapsed := time.perf_counter() - start) < seconds:
-        actions = sample_masks(obs["action_mask"], rng)
+        actions = sample_compact(mask, obs, info, rng)
         t = time.perf_counter()
-        obs, _, terminated, truncated, _ = envs.step(actions)
+        obs, _, terminated, truncated, info = envs.step(actions)
         env_time += time.perf_counter() - t
         steps += 1
         games += int((terminated | truncated).sum())
     decisions = steps * num_envs
-    return {"batch": num_envs, "steps": steps, "games": games, "seconds": elapsed,
+    return {"batch": num_envs, "mask": mask, "steps": steps, "games": games, "seconds": elapsed,
             "decisions_per_s": decisions / elapsed, "decisions_per_s_env_only": decisions / env_time,
             "all_seat_decisions_per_s": (decisions + counter.count) / elapsed, "games_per_s": games / elapsed}
 
@@ -132,6 +151,10 @@ class _CountingRandom(RandomPolicy):
         return super().act(view)
 
 
+def _decisions_cell(figures: dict) -> str:
+    return f"{figures['decisions_per_s']:,.0f} ({figures['decisions_per_s_env_only']:,.0f})"
+
+
 def _median(fn, repeats: int, keys) -> dict:
     runs = [fn(seed) for seed in range(repeats)]
     return {**{k: statistics.median(r[k] for r in runs) for k in keys if k in runs[0]}, "runs": runs}
@@ -142,6 +165,8 @@ def main(argv=None) -> dict:
     parser.add_argument("--seconds", type=float, default=3.0, help="wall time per measurement")
     parser.add_argument("--repeats", type=int, default=3, help="runs per figure (the median is shown)")
     parser.add_argument("--batch", type=int, default=1024, help="games of the vector env")
+    parser.add_argument("--mask-batches", default="1024,4096",
+                        help="comma-separated games of the vector env for the mask forms ('' to skip)")
     parser.add_argument("--no-peers", action="store_true", help="skip rlcard")
     parser.add_argument("--json", help="write the figures as JSON to this path")
     args = parser.parse_args(argv)
@@ -171,6 +196,18 @@ def main(argv=None) -> dict:
     print(f"  vector env B={args.batch}:      {v['decisions_per_s']:>12,.0f} learner decisions/s "
           f"({v['decisions_per_s_env_only']:,.0f} in env.step alone; {v['all_seat_decisions_per_s']:,.0f} "
           f"decisions/s of all seats; {v['games_per_s']:,.0f} hands/s)", flush=True)
+    batches = [int(b) for b in args.mask_batches.split(",") if b.strip()]
+    if batches:
+        result["vector_masks"] = {}
+        print("  vector env by mask form, learner decisions/s (in env.step alone):", flush=True)
+        print("    " + f"{'B':>6}" + "".join(f"{m:>28}" for m in MASKS), flush=True)
+    for b in batches:
+        row = result["vector_masks"][str(b)] = {}
+        for m in MASKS:
+            row[m] = _median(lambda s, b=b, m=m: vector_random_play(b, secs, s, mask=m), reps,
+                             ("decisions_per_s", "decisions_per_s_env_only", "games_per_s"))
+        cells = "".join(f"{_decisions_cell(row[m]):>28}" for m in MASKS)
+        print(f"    {b:>6}{cells}", flush=True)
     result["max_rss_bytes"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     if args.json:
         with open(args.json, "w") as f:

@@ -49,10 +49,19 @@ from .rules import Rules, resolve_rules
 
 BIDDING, DOUBLING, PLAY, OVER = 0, 1, 2, 3
 PHASE_NAMES = ("bidding", "doubling", "play", "over")
+#: The roles, by role index: the landlord, the farmer after it (plays next), the farmer before it.
+ROLE_NAMES = ("landlord", "landlord_down", "landlord_up")
 NO_SPRING, SPRING, REVERSE_SPRING = 0, 1, 2
 #: Longest possible move history of one hand: 3 bids, 3 doublings, and at most
 #: 54 plays each followed by at most 2 passes.
 MAX_HISTORY = 3 + 3 + 54 * 3
+
+
+def role_of(seats, landlord):
+    """Role index (an index into :data:`ROLE_NAMES`) of ``seats`` given the ``landlord`` seat; -1 where
+    the landlord is -1 (not known yet). Broadcasts like numpy (scalars give a 0-d array)."""
+    landlord = np.asarray(landlord, dtype=np.int64)
+    return np.where(landlord >= 0, (np.asarray(seats, dtype=np.int64) - landlord) % 3, -1)
 
 
 class IllegalActionError(ValueError):
@@ -394,6 +403,27 @@ def sample_legal(state: State, rng: np.random.Generator) -> np.ndarray:
     """One legal action per game, uniformly at random (``PASS`` for games that are over)."""
     actions = sample_bits(legal_bits(state), rng)
     return np.where(actions < 0, PASS, actions)
+
+
+class RandomPolicy:
+    """The uniform random player: :func:`sample_legal` from its own generator, for a batch of games.
+
+    ``act(view)`` is an agent's (``agents.base.RandomAgent`` is this class with seed 0 by
+    default). The Gymnasium envs' default opponents are instances: since it reads nothing
+    but the acting seat's legal actions, they hand it their games as they are, without
+    building a seat view or checking its actions; ``needs_view = True`` (as on
+    ``RandomAgent``, which may be subclassed to read its view) makes them treat it as any
+    other agent.
+    """
+
+    name = "random"
+    needs_view = False
+
+    def __init__(self, seed: int | np.random.Generator | None = None):
+        self.rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+
+    def act(self, view: State) -> np.ndarray:
+        return sample_legal(view, self.rng)
 
 
 # ----------------------------------------------------------------------------

@@ -93,7 +93,8 @@ num_envs=B)``) runs B hands on the batched engine, one learning seat per game
 opponents, random by default (vectorized, and called once per decision round
 with all the games where their seat is to act: nothing loops over games in
 Python). Observations are ``{"observation": (B, OBS_SIZE) float32, "action_mask":
-(B, A) int8}``, rewards ``(B,)`` float32. It resets finished hands in the
+(B, A) int8}`` (the mask in compact form instead with ``mask=``: below),
+rewards ``(B,)`` float32. It resets finished hands in the
 same step (``metadata["autoreset_mode"] = AutoresetMode.SAME_STEP``): the
 step that ends a hand returns ``terminated`` (or ``truncated``), its reward,
 and already the first observation of the next hand; the last observation of
@@ -101,6 +102,36 @@ the ended hand is in ``info["final_obs"]`` (an object array, entries ``None``
 for games that go on; mask ``info["_final_obs"]``) and the seats' points in
 ``info["final_info"]["scores"]``. For self-play (every seat learning), use the
 PettingZoo environment :mod:`doudizhu_env.aec` or the engine directly.
+
+**Compact masks** (vector env only). At large B the dense ``(B, A)`` mask is
+most of the cost of a step (13,557 bytes per game, rebuilt every step), so
+``mask=`` (``gym.make_vec("DouDizhu-v0", num_envs=B, mask="ids")``) chooses the
+form of the legal actions. The compact forms are in ``info`` (under the same
+keys after :meth:`~DouDizhuVectorEnv.reset` and every
+:meth:`~DouDizhuVectorEnv.step`), and the observation is then
+``{"observation": (B, OBS_SIZE)}`` only, as ``observation_space`` says (the
+final observations in ``info["final_obs"]`` too):
+
+- ``"dense"`` (default): ``obs["action_mask"]`` and ``info["action_mask"]``,
+  ``(B, A)`` int8, as above.
+- ``"ids"``: ``info["legal_ids"]`` int64 ``(N,)`` and ``info["legal_offsets"]``
+  int64 ``(B + 1,)``: the legal ids of game ``i`` are
+  ``legal_ids[legal_offsets[i]:legal_offsets[i + 1]]``, ascending (the form of
+  :func:`doudizhu_env.legal.bits_to_ids`). These two are batch-level entries,
+  not one per game (their length is not B), so Gymnasium's ``DictInfoToList``
+  cannot split them; use ``"bits"`` with it.
+- ``"bits"``: ``info["legal_bits"]`` uint8 ``(B, ceil(A / 8))``, bit ``a % 8``
+  (least significant first) of byte ``a // 8`` set when action ``a`` is legal:
+  ``np.packbits(mask, axis=1, bitorder="little")``, so
+  ``np.unpackbits(legal_bits, axis=1, count=A, bitorder="little")`` is the dense mask.
+  Its bytes are the engine's uint64 words (:func:`doudizhu_env.engine.legal_bits`)
+  as little-endian bytes.
+
+One uniformly random legal action per game from the ids, vectorized::
+
+    ids, offsets = info["legal_ids"], info["legal_offsets"]
+    counts = np.diff(offsets)
+    actions = ids[offsets[:-1] + (rng.random(B) * counts).astype(np.int64)]
 """
 
 from __future__ import annotations
@@ -116,13 +147,15 @@ from gymnasium.vector.utils import batch_space
 
 from . import engine
 from .actions import action_table
-from .engine import PHASE_NAMES, Deal, IllegalActionError
+from .engine import PHASE_NAMES, Deal, IllegalActionError, RandomPolicy
+from .legal import bits_to_ids
 from .observation import OBS_SIZE, ROLE_NAMES, observe, roles, seat_view
 from .render import emit, render_text
 from .rewards import REWARDS, shape_reward
 from .rules import resolve_rules
 
 ILLEGAL_ACTIONS = ("raise", "penalty")
+MASKS = ("dense", "ids", "bits")  # the forms of the vector env's legal actions (its ``mask=``)
 
 def observation_box() -> spaces.Box:
     """The ``Box`` of one observation vector (every entry is 0 or 1, see :mod:`doudizhu_env.observation`)."""
@@ -133,18 +166,6 @@ def observation_space(rules=None) -> spaces.Dict:
     """``Dict(observation=Box, action_mask=Box int8)`` of one seat's observation."""
     n = len(action_table(resolve_rules(rules)))
     return spaces.Dict({"observation": observation_box(), "action_mask": spaces.Box(0, 1, (n,), np.int8)})
-
-
-class RandomPolicy:
-    """Uniform over the legal actions (as :class:`agents.base.RandomAgent`), vectorized."""
-
-    name = "random"
-
-    def __init__(self, seed: int | np.random.Generator | None = None):
-        self.rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
-
-    def act(self, view: engine.State) -> np.ndarray:
-        return engine.sample_legal(view, self.rng)
 
 
 # ----------------------------------------------------------------------------
@@ -168,6 +189,11 @@ def _merged(state: engine.State, idx: np.ndarray, taken: engine.State, sub: engi
     return dataclasses.replace(state, **changes)
 
 
+def _samples_legal(opponent) -> bool:
+    """A :class:`~doudizhu_env.engine.RandomPolicy` reading no view: its actions are legal by construction."""
+    return isinstance(opponent, RandomPolicy) and not opponent.needs_view
+
+
 class _Driver:
     """Advances B games until each one's learning seat is to act, recording the hands that end."""
 
@@ -179,7 +205,7 @@ class _Driver:
                              "the learning seat, then the seat before it)")
         self.rules = rules
         # our own random policy samples from the legal actions: other opponents' actions are checked
-        self.check = not all(isinstance(o, RandomPolicy) for o in self.opponents)
+        self.check = not all(_samples_legal(o) for o in self.opponents)
 
     def _opponent_actions(self, sub: engine.State, seats: np.ndarray) -> np.ndarray:
         actions = np.zeros(sub.num_games, dtype=np.int64)
@@ -191,7 +217,7 @@ class _Driver:
         for opp, games in groups:
             if not len(games):
                 continue
-            if isinstance(opp, RandomPolicy):  # needs only the acting hand: no view to build
+            if _samples_legal(opp):  # needs only the acting hand: no view to build
                 view = sub if len(games) == sub.num_games else engine.take(sub, games)
             else:
                 view = seat_view(sub, games)
@@ -362,10 +388,12 @@ class DouDizhuVectorEnv(VectorEnv):
     metadata = {"render_modes": [], "autoreset_mode": AutoresetMode.SAME_STEP}
 
     def __init__(self, num_envs: int = 1, seat: int | Sequence[int] = 0, opponents: Sequence | None = None,
-                 rules=None, reward: str = "score", render_mode: str | None = None):
+                 rules=None, reward: str = "score", render_mode: str | None = None, mask: str = "dense"):
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise ValueError(f"num_envs must be a positive int, got {num_envs!r}")
         _check_choice("reward", reward, REWARDS)
+        _check_choice("mask", mask, MASKS)
+        self.mask = mask
         if render_mode is not None:
             raise ValueError("the vector environment does not render; use DouDizhuEnv or the PettingZoo env")
         given = np.asarray(seat)
@@ -384,7 +412,10 @@ class DouDizhuVectorEnv(VectorEnv):
         self._driver = _Driver(seats, opponents, self.rules)
         self.single_action_space = spaces.Discrete(len(action_table(self.rules)))
         self.action_space = spaces.MultiDiscrete(np.full(self.num_envs, self.single_action_space.n))
-        self.single_observation_space = observation_space(self.rules)
+        if mask == "dense":
+            self.single_observation_space = observation_space(self.rules)
+        else:  # the legal actions are in info, in compact form: the observation has no mask
+            self.single_observation_space = spaces.Dict({"observation": observation_box()})
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.state: engine.State | None = None
 
@@ -403,8 +434,7 @@ class DouDizhuVectorEnv(VectorEnv):
         deals = options.get("deals") if options else None
         state = engine.reset(self._np_random, self.num_envs, self.rules, deals=deals)
         self.state = self._driver.advance(state, None, autoreset=True)
-        obs = self._obs()
-        return obs, {"action_mask": obs["action_mask"]}
+        return self._obs_info()
 
     def step(self, actions):
         if self.state is None:
@@ -420,23 +450,35 @@ class DouDizhuVectorEnv(VectorEnv):
         rewards = shape_reward(points, self.reward_kind).astype(np.float32)
         truncated = out["truncated"]
         terminated = out["ended"] & ~truncated
-        obs = self._obs()
-        info = {"action_mask": obs["action_mask"]}
+        obs, info = self._obs_info()
         ended = np.flatnonzero(out["ended"])
         if len(ended):
             final = np.full(self.num_envs, None, dtype=object)
             empty = np.zeros(self.single_action_space.n, np.int8)
             for j in ended:  # only the few games that ended: their last observations, one object each
-                final[j] = {"observation": out["final"][j], "action_mask": empty.copy()}
+                final[j] = {"observation": out["final"][j]}
+                if self.mask == "dense":
+                    final[j]["action_mask"] = empty.copy()
             info["final_obs"], info["_final_obs"] = final, out["ended"].copy()
             info["final_info"] = {"scores": out["points"], "_scores": out["ended"].copy()}
             info["_final_info"] = out["ended"]
         return obs, rewards, terminated, truncated, info
 
-    def _obs(self) -> dict:
+    def _obs_info(self) -> tuple[dict, dict]:
+        """The observations, and the info entries of the legal actions in the form of ``mask``."""
         s = self.state
-        mask = engine.legal_action_mask(s).view(np.int8)  # bool -> int8 without a copy
-        return {"observation": observe(s, self.seats), "action_mask": mask}
+        obs = {"observation": observe(s, self.seats)}
+        if self.mask == "dense":
+            mask = engine.legal_action_mask(s).view(np.int8)  # bool -> int8 without a copy
+            obs["action_mask"] = mask
+            return obs, {"action_mask": mask}
+        bits = engine.legal_bits(s)  # (B, W) uint64, bit a % 64 of word a // 64: the engine's own form
+        if self.mask == "ids":
+            ids, offsets = bits_to_ids(bits)
+            return obs, {"legal_ids": ids, "legal_offsets": offsets}
+        # the words' bytes, little-endian, are np.packbits(mask, axis=1, bitorder="little") padded to W * 8
+        as_bytes = bits.astype("<u8", copy=False).view(np.uint8)
+        return obs, {"legal_bits": np.ascontiguousarray(as_bytes[:, : -(-s.num_actions // 8)])}
 
     def close_extras(self, **kwargs):
         pass

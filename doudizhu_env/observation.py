@@ -52,7 +52,7 @@ import numpy as np
 
 from .actions import action_table
 from .cards import DECK_COUNTS, HAND_SIZE, HOLE_SIZE
-from .engine import PLAY, State, take
+from .engine import PLAY, ROLE_NAMES, State, role_of, take  # noqa: F401  (ROLE_NAMES: re-exported)
 
 HISTORY_MOVES = 15
 CARD_BITS = 54
@@ -78,7 +78,6 @@ for _name, _size in PIECES:
 # column of category 0 of every one-hot slot, and the number of categories
 _SLOT_START = np.concatenate([_OFFSETS[n].start + size * np.arange(k) for n, k, size in ONE_HOT_PIECES])
 _SLOT_SIZE = np.concatenate([np.full(k, size) for _, k, size in ONE_HOT_PIECES])
-ROLE_NAMES = ("landlord", "landlord_down", "landlord_up")
 
 # card bit j is set when the count of rank _CARD_COLUMNS[j] exceeds _CARD_LEVEL[j]
 _CARD_COLUMNS = np.concatenate([np.repeat(np.arange(13), 4), [13, 14]])
@@ -105,8 +104,7 @@ def relative_seats(seats: np.ndarray) -> np.ndarray:
 
 def roles(state: State, seats: np.ndarray) -> np.ndarray:
     """Role index (0 landlord, 1 landlord_down, 2 landlord_up) of each seat; -1 before a landlord exists."""
-    landlord = state.landlord.astype(np.int64)
-    return np.where(landlord >= 0, (np.asarray(seats) - landlord) % 3, -1)
+    return role_of(seats, state.landlord)
 
 
 def cards_left(state: State) -> np.ndarray:

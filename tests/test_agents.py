@@ -156,3 +156,21 @@ def test_douzero_loader_matches_douzero_agent(tmp_path, monkeypatch):
         actions = engine.sample_legal(state, rng)
         state = engine.step(state, actions)
     assert checked > 50
+
+
+def test_random_agent_is_the_env_layers_random_policy():
+    """One random player: ``RandomAgent`` is ``engine.RandomPolicy`` with seed 0 by default, and draws
+    exactly ``engine.sample_legal`` from ``default_rng(seed)`` (as before the two were merged)."""
+    from agents.base import Agent, RandomAgent
+
+    state = engine.reset(3, 64)
+    agent = RandomAgent()
+    assert isinstance(agent, engine.RandomPolicy) and isinstance(agent, Agent) and agent.name == "random"
+    assert agent.needs_view and not engine.RandomPolicy.needs_view
+    rng = np.random.default_rng(0)
+    for _ in range(5):  # the same stream across calls
+        expected = engine.sample_legal(state, rng)
+        assert (agent.act(state) == expected).all()
+        state = engine.step(state, expected)
+    assert (RandomAgent(7).act(state) == engine.RandomPolicy(7).act(state)).all()
+    assert make_agent("random", Rules(), 5).act(state).tolist() == RandomAgent(5).act(state).tolist()

@@ -5,17 +5,26 @@ import subprocess
 import sys
 import warnings
 
-import gymnasium
 import numpy as np
 import pytest
-from gymnasium.utils import env_checker
-from gymnasium.utils.passive_env_checker import env_reset_passive_checker, env_step_passive_checker
-from test_aec_env import BOMB_DEAL, BOMB_POINTS, BOMB_SCRIPT, REVERSE_DEAL, REVERSE_POINTS, REVERSE_SCRIPT
 
-import doudizhu_env
-from doudizhu_env import action_table, engine, format_hand, parse_hand
-from doudizhu_env.engine import IllegalActionError
-from doudizhu_env.gym_env import DouDizhuEnv, DouDizhuVectorEnv
+gymnasium = pytest.importorskip("gymnasium")
+
+from gymnasium.utils import env_checker  # noqa: E402
+from gymnasium.utils.passive_env_checker import env_reset_passive_checker, env_step_passive_checker  # noqa: E402
+from scripted_deals import (  # noqa: E402
+    BOMB_DEAL,
+    BOMB_POINTS,
+    BOMB_SCRIPT,
+    REVERSE_DEAL,
+    REVERSE_POINTS,
+    REVERSE_SCRIPT,
+)
+
+import doudizhu_env  # noqa: E402
+from doudizhu_env import action_table, engine, format_hand, parse_hand  # noqa: E402
+from doudizhu_env.engine import IllegalActionError  # noqa: E402
+from doudizhu_env.gym_env import DouDizhuEnv, DouDizhuVectorEnv  # noqa: E402
 
 
 class ScriptedAgent:
@@ -93,6 +102,29 @@ def test_import_registers_and_does_not_load_pettingzoo():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr
+
+
+def test_import_loads_neither_gymnasium_nor_pettingzoo():
+    code = (
+        "import sys, doudizhu_env\n"
+        "from doudizhu_env import engine, observation, rewards, legal_moves, action_table\n"
+        "print(sorted(m for m in ('gymnasium', 'pettingzoo') if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert out.returncode == 0 and out.stdout.strip() == "[]", out.stderr
+
+
+@pytest.mark.parametrize("imports", ["import gymnasium, doudizhu_env",
+                                     "import doudizhu_env, gymnasium.spaces"])
+def test_registered_whichever_is_imported_first(imports):
+    code = (
+        f"{imports}\n"
+        "import gymnasium\n"
+        "envs = gymnasium.make_vec('DouDizhu-v0', num_envs=2)\n"
+        "print(type(gymnasium.make('DouDizhu-v0').unwrapped).__name__, type(envs).__name__)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert out.returncode == 0 and out.stdout.strip() == "DouDizhuEnv DouDizhuVectorEnv", out.stderr
 
 
 def run_episode(env, seed):
@@ -350,3 +382,44 @@ def test_vector_env_reward_kinds():
             pts = info["final_info"]["scores"][terminated, 0].astype(np.float64)
             expected = np.sign(pts) * np.log2(1 + np.abs(pts))
             np.testing.assert_allclose(rewards[terminated], expected, rtol=1e-6)
+
+
+def test_random_opponents_views():
+    """The default opponents are ``engine.RandomPolicy`` and get the games as they are; a ``RandomAgent``
+    (an agent, possibly subclassed to read its view) gets seat views, and with the same seeds plays the
+    same hands."""
+    from agents.base import RandomAgent
+
+    class Spy(RandomAgent):
+        def __init__(self, seed):
+            super().__init__(seed)
+            self.views = []
+
+        def act(self, view):
+            self.views.append(view)
+            return super().act(view)
+
+    env = DouDizhuEnv()
+    assert all(type(o) is engine.RandomPolicy for o in env._driver.opponents) and not env._driver.check
+
+    def hands(opponents, seed):
+        env = DouDizhuEnv(seat=1, opponents=opponents)
+        obs, info = env.reset(seed=seed)
+        env.action_space.seed(seed)
+        names = []
+        while True:
+            action = int(masked_sample(env, obs))
+            names.append(action)
+            obs, reward, terminated, truncated, info = env.step(action)
+            if terminated or truncated:
+                return names, reward
+
+    for seed in range(3):
+        spies = [Spy(seed), Spy(seed + 10)]
+        assert hands(spies, seed) == hands([engine.RandomPolicy(seed), engine.RandomPolicy(seed + 10)], seed)
+        views = [v for spy in spies for v in spy.views]
+        assert views
+        for view in views:
+            for i in range(view.num_games):
+                others = [s for s in range(3) if s != view.to_act[i]]
+                assert not view.hands[i, others].any()  # the hidden hands are blanked

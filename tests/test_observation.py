@@ -99,3 +99,36 @@ def test_the_deal_keeps_its_suits():
         assert "".join(sorted(c[0] for c in cards)) == "".join(sorted(hand)) and len(set(cards)) == 17
     every = " ".join(shown.values()).split()
     assert len(set(every)) == 54
+
+
+def test_roles_of_seats():
+    """``role_of``: landlord 0, the seat after it 1 (landlord_down), the seat before it 2 (landlord_up);
+    -1 while there is no landlord. ``observation.roles`` and the arena's per-seat roles are it."""
+    from doudizhu_env.engine import ROLE_NAMES, role_of
+    from doudizhu_env.observation import roles
+
+    assert ROLE_NAMES == ("landlord", "landlord_down", "landlord_up")
+    landlord = np.array([0, 1, 2, -1])
+    expected = np.array([[0, 1, 2], [2, 0, 1], [1, 2, 0], [-1, -1, -1]])
+    got = role_of(np.arange(3)[None, :], landlord[:, None])
+    assert got.dtype == np.int64 and (got == expected).all()
+    assert [int(role_of(s, 2)) for s in range(3)] == [1, 2, 0]
+    bidding = play([])
+    assert (roles(bidding, np.arange(1)) == -1).all()
+    state = play(["bid0", "bid3"])  # seat 1 bids 3: landlord
+    assert state.landlord[0] == 1
+    assert [ROLE_NAMES[int(roles(state, np.array([s]))[0])] for s in range(3)] == \
+        ["landlord_up", "landlord", "landlord_down"]
+
+
+def test_role_names_have_one_definition():
+    from agents import arena, douzero_adapter
+    from doudizhu_env import engine, observation
+
+    assert observation.ROLE_NAMES is engine.ROLE_NAMES
+    assert douzero_adapter.POSITIONS is engine.ROLE_NAMES
+    assert arena.REPORT_ROLES[3:] == engine.ROLE_NAMES
+    pytest.importorskip("torch")
+    from agents import dmc
+
+    assert dmc.POSITIONS[2:] == engine.ROLE_NAMES

@@ -7,10 +7,11 @@ Small networks and a few thousand steps: about a minute in all on two cores.
 
 import time
 
-import gymnasium
 import numpy as np
 import pytest
 
+gymnasium = pytest.importorskip("gymnasium")
+pytest.importorskip("pettingzoo")
 pytest.importorskip("sb3_contrib")
 torch = pytest.importorskip("torch")
 

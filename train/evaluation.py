@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from agents.arena import format_report, run_arena
+from agents.arena import REPORT_ROLES, format_report, run_arena
 from agents.base import Agent
 from agents.registry import make_agent
 from doudizhu_env.rules import Rules
@@ -55,7 +55,7 @@ def _figures(report: dict, name: str = AGENT) -> dict:
     """The agent's WP and ADP (and their 95% half-intervals ``*_ci``) overall and per role."""
     entry = report["agents"][name]
     figures = {}
-    for role in ("all", "landlord", "farmer", "landlord_down", "landlord_up"):
+    for role in REPORT_ROLES:
         if entry[role]["games"]:
             suffix = "" if role == "all" else f"_{role}"
             for key in ("wp", "adp"):
