@@ -85,9 +85,10 @@ def main(argv=None) -> None:
     for line_up, mode, workers in studies:
         rep = run_study(line_up[0], line_up[1], mode, n, workers, args.seed)
         results[f"throughput {'/'.join(line_up)} ({mode}) workers={workers}"] = rep["timing"]
-    print("| study | mode | agent | role | games | WP (95% CI) | ADP (95% CI) |")
-    print("|---|---|---|---|---|---|---|")
-    print("\n".join(rows))
+    if rows:
+        print("| study | mode | agent | role | games | WP (95% CI) | ADP (95% CI) |")
+        print("|---|---|---|---|---|---|---|")
+        print("\n".join(rows))
     for k, v in results.items():
         if k.startswith("throughput"):
             print(f"{k}: {v['deals_per_s']:.1f} deals/s ({v['seconds']:.1f}s)")
