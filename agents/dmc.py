@@ -6,9 +6,14 @@ the farmer after it, the farmer before it).
 
 Each network scores all legal actions of a decision at once::
 
-    state  s --[MLP over the observation pieces + LSTM over the move history]--> e(s)
-    action a --[MLP over the action features]------------------------------------> f(a)
+    state  s --[MLP over the observation pieces + history encoder]--> e(s)
+    action a --[MLP over the action features]-------------------------> f(a)
     Q(s, a) = w . head(relu(U e(s) + V f(a) + b)) + c
+
+The history encoder reads the last 15 moves: an LSTM (``history: lstm``,
+as in DouZero) or one ReLU layer over the flattened moves (``history: mlp``,
+the default config's: a tenth of the compute, which keeps the learner up
+with the actors on 2 cores; ``docs/benchmarks.md`` has the measurements).
 
 ``head`` is ``head_layers - 1`` more ReLU layers (none by default), so
 the joint layer is the first layer of an MLP over ``[e(s), f(a)]``.
