@@ -117,9 +117,10 @@ def test_new_checkpoints_carry_a_digest_and_old_files_still_load(tmp_path):
     path = str(tmp_path / "c.pt")
     save_checkpoint(path, small_model(), frames=1)
     assert len(read_checkpoint(path)["digest"]) == 64
-    # a file written before digests existed (as the shipped weights were) loads as before
-    assert "digest" not in torch.load(PRETRAINED, weights_only=True)
+    # the shipped weights carry one too, and load
+    assert len(torch.load(PRETRAINED, weights_only=True)["digest"]) == 64
     load_model(PRETRAINED)
+    # a file written before digests existed loads as before
     data = torch.load(path, weights_only=True)
     del data["digest"]
     old = str(tmp_path / "old.pt")
