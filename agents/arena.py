@@ -47,7 +47,7 @@ from doudizhu_env.records import records_from_state, save_records
 from doudizhu_env.rules import Rules, resolve_rules
 
 #: The keys of a report's figures per agent, in their order in :func:`format_report`.
-REPORT_ROLES = ("all", "landlord", "farmer", *ROLE_NAMES)
+REPORT_ROLES = ("all", ROLE_NAMES[0], "farmer", *ROLE_NAMES[1:])
 DUPLICATE_MODES = ("rotate", "swap", "none")
 Z95 = 1.959963984540054
 

@@ -33,7 +33,6 @@ from train.evaluation import evaluate_against
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_CONFIG = os.path.join(ROOT, "configs", "default.yaml")
-ROLES = ("all", "landlord", "farmer", "landlord_down", "landlord_up")
 
 
 def kept_checkpoints(run_dir: str) -> list[tuple[float, int, str]]:

@@ -16,14 +16,14 @@ import argparse
 import json
 import time
 
-from agents.arena import one_thread
+from agents.arena import REPORT_ROLES, one_thread
 from agents.checkpoint import read_checkpoint
 from agents.registry import PRETRAINED
 from doudizhu_env.rules import Rules
 from train.evaluation import evaluate_against
 
-ROLES = (("all", ""), ("landlord", "_landlord"), ("farmer", "_farmer"),
-         ("landlord_down", "_landlord_down"), ("landlord_up", "_landlord_up"))
+#: (role, suffix of its figures in :func:`train.evaluation.evaluate_against`'s output)
+ROLES = tuple((role, "" if role == "all" else f"_{role}") for role in REPORT_ROLES)
 
 
 def format_rows(results: dict) -> str:

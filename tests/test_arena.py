@@ -10,6 +10,7 @@ import pytest
 
 from agents.arena import (
     ChunkResult,
+    format_report,
     load_deals,
     make_deals,
     mean_ci,
@@ -130,3 +131,10 @@ def test_cli_writes_json(tmp_path, capsys):
     assert report["agents"]["rule"]["landlord"]["games"] == 6
     assert "WP" in capsys.readouterr().out
     assert len(load_deals(str(tmp_path / "d.json"))) == 6
+
+
+def test_format_report_lists_each_role_once():
+    rep = run_arena(["rule", "random", "random"], 6, "standard", seed=3)
+    lines = [line.split()[:2] for line in format_report(rep, agents=["rule"]).splitlines()[1:]
+             if line.startswith("rule ")]
+    assert [role for _, role in lines] == ["all", "landlord", "farmer", "landlord_down", "landlord_up"]
