@@ -26,9 +26,9 @@ import time
 
 from agents.checkpoint import load_model, read_checkpoint
 from agents.dmc import DMCAgent
+from agents.evaluation import evaluate_against
 from train.config import load_config
 from train.dmc import train
-from train.evaluation import evaluate_against
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_CONFIG = os.path.join(ROOT, "configs", "default.yaml")

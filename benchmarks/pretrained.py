@@ -18,11 +18,11 @@ import time
 
 from agents.arena import REPORT_ROLES, one_thread
 from agents.checkpoint import read_checkpoint
+from agents.evaluation import evaluate_against
 from agents.registry import PRETRAINED
 from doudizhu_env.rules import Rules
-from train.evaluation import evaluate_against
 
-#: (role, suffix of its figures in :func:`train.evaluation.evaluate_against`'s output)
+#: (role, suffix of its figures in :func:`agents.evaluation.evaluate_against`'s output)
 ROLES = tuple((role, "" if role == "all" else f"_{role}") for role in REPORT_ROLES)
 
 

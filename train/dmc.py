@@ -168,7 +168,7 @@ class Run:
 
     def evaluate(self) -> dict:
         """WP / ADP against each baseline through the arena; logged and written to eval.json."""
-        from .evaluation import evaluate_against
+        from agents.evaluation import evaluate_against
 
         report = evaluate_against(DMCAgent(self.model), self.rules, self.cfg.eval_opponents,
                                   self.cfg.eval_deals, seed=self.cfg.seed)
@@ -305,7 +305,7 @@ def main(argv=None) -> None:
     except (ConfigError, CheckpointError) as err:  # a bad option or file: one line, no traceback
         parser.exit(2, f"{parser.prog}: error: {' '.join(str(err).split())}\n")
     if report:
-        from .evaluation import format_table
+        from agents.evaluation import format_table
 
         print(format_table(report))
     run_dir = os.path.join(cfg.out_dir, cfg.run_name)
