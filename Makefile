@@ -2,6 +2,7 @@
 #
 #   make train   set up .venv, then 5 minutes of DMC self-play and its evaluation table
 #   make test    set up .venv, then lint, the test suite and the strict documentation build
+#   (make test-slow: the long reference sweeps at full size, marked slow, that make test leaves out)
 #
 # Set-up is done once: .venv is created if missing, and the packages are
 # (re)installed only when pyproject.toml is newer than the stamp .venv/.installed.
@@ -13,7 +14,7 @@ TORCH := torch==2.13.0
 # extra pip arguments for torch, e.g. make install TORCH_PIP_ARGS="--index-url URL" for another CPU wheel index
 # (these variables are set with := so that only the command line overrides them, not the environment)
 TORCH_PIP_ARGS :=
-EXTRAS := env,train,dev,peers,docs,rl
+EXTRAS := env,train,dev,peers,docs,rl,ray
 TRAIN_ARGS := --config configs/default.yaml --max-minutes 5
 SITE_DIR := build/site
 
@@ -26,11 +27,12 @@ export VIRTUAL_ENV := $(abspath $(VENV))
 export NO_MKDOCS_2_WARNING := 1
 
 .DEFAULT_GOAL := help
-.PHONY: help install train test lint pytest docs serve-docs
+.PHONY: help install train test test-slow lint pytest docs serve-docs
 
 help:
 	@echo "make train   set up .venv if needed, then train by self-play for 5 minutes and print the evaluation table"
 	@echo "make test    set up .venv if needed, then ruff, pytest and mkdocs build --strict (what CI runs)"
+	@echo "make test-slow  the tests marked slow (the long reference sweeps at full size; CI runs them too)"
 	@echo "make docs    build the documentation site into $(SITE_DIR) (strict)"
 	@echo "make serve-docs  the site at http://127.0.0.1:8000 while you edit"
 	@echo "make install only the set-up"
@@ -55,7 +57,7 @@ lint: $(STAMP)
 	ruff check .
 
 pytest: $(STAMP)
-	python -m pytest -q
+	python -m pytest -q -m "not slow"
 
 docs: $(STAMP)
 	mkdocs build --strict --site-dir $(SITE_DIR)
@@ -63,8 +65,12 @@ docs: $(STAMP)
 serve-docs: $(STAMP)
 	mkdocs serve
 
-# lint and the docs first: they fail in seconds, the test suite takes minutes
+# lint and the docs first: they fail in seconds, the test suite takes minutes;
+# the tests marked slow (pyproject.toml, [tool.pytest.ini_options] markers) are make test-slow's
 test: $(STAMP)
 	ruff check .
 	mkdocs build --strict --site-dir $(SITE_DIR)
-	python -m pytest -q
+	python -m pytest -q -m "not slow"
+
+test-slow: $(STAMP)
+	python -m pytest -q -m slow

@@ -238,10 +238,14 @@ def run_arena(
     progress: bool = False,
     agent_factory: Callable | None = None,
     record: str | None = None,
+    pool: Callable | None = None,
 ) -> dict:
     """Play ``num_deals`` deals (or the given ``deals``) and return the report (see :func:`summarize`).
 
     ``record``: a path to write every game to as JSON Lines game records (``docs/records.md``).
+    ``pool``: where the chunks are played, a function ``pool(play, jobs)`` yielding ``play(job)``
+    for each job in order (e.g. :func:`agents.ray_arena.ray_pool`, over a Ray cluster); by default
+    this process (``workers`` 1) or a local pool of ``workers`` processes. The report does not depend on it.
     """
     rules = resolve_rules(rules)
     if deals is None:
@@ -251,7 +255,7 @@ def run_arena(
                       record=record is not None)
     seatings(cfg.lineup, duplicate)  # validate early
     jobs = [(cfg, k, deals[s : s + chunk_size], s) for k, s in enumerate(range(0, len(deals), chunk_size))]
-    results = _run_jobs(jobs, workers, progress, len(deals))
+    results = _run_jobs(jobs, workers, progress, len(deals), pool)
     if record is not None:
         save_records((rec for r in results for rec in r.records), record)
     report = summarize(results, cfg.names)
@@ -278,20 +282,23 @@ def one_thread() -> None:
         sys.modules["torch"].set_num_threads(1)
 
 
-def _run_jobs(jobs: list, workers: int, progress: bool, total: int) -> list[ChunkResult]:
-    """Play the chunks in order (serially or in a process pool), with an optional progress bar."""
+def _run_jobs(jobs: list, workers: int, progress: bool, total: int,
+              pool: Callable | None = None) -> list[ChunkResult]:
+    """Play the chunks in order (by ``pool``, serially or in a process pool), with a progress bar if asked."""
     bar = _progress_bar(total, progress)
-    results = []
-    if workers <= 1 or len(jobs) <= 1:
-        for job in jobs:
-            results.append(_job(job))
-            bar.update(len(job[2]))
-    else:
+    if pool is None and workers > 1 and len(jobs) > 1:
         ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else mp.get_context()
-        with ctx.Pool(workers, initializer=one_thread) as pool:
-            for res, job in zip(pool.imap(_job, jobs), jobs, strict=True):
-                results.append(res)
-                bar.update(len(job[2]))
+        with ctx.Pool(workers, initializer=one_thread) as procs:
+            return _gather(procs.imap(_job, jobs), jobs, bar)
+    return _gather((pool or map)(_job, jobs), jobs, bar)
+
+
+def _gather(outputs, jobs: list, bar) -> list[ChunkResult]:
+    """The chunk results of ``outputs`` (one per job, in order), advancing ``bar`` by each job's deals."""
+    results = []
+    for res, job in zip(outputs, jobs, strict=True):
+        results.append(res)
+        bar.update(len(job[2]))
     bar.close()
     return results
 

@@ -32,13 +32,23 @@ import functools
 import numpy as np
 
 from doudizhu_env import engine
-from doudizhu_env.actions import BID0, DOUBLE, NO_DOUBLE, NUM_SPECIAL, PASS, CombType, action_table
-from doudizhu_env.cards import DECK_COUNTS, TWO
+from doudizhu_env.actions import (
+    BID0,
+    CHAIN_SHAPES,
+    DOUBLE,
+    NO_DOUBLE,
+    NUM_SPECIAL,
+    PASS,
+    CombType,
+    action_table,
+)
+from doudizhu_env.cards import ACE, BIG_JOKER, CHAIN_TOP, DECK_COUNTS, NUM_RANKS, SMALL_JOKER, TWO
 
 from .base import Agent
 
-_CHAINS = ((1, 5), (2, 3), (3, 2))  # (unit, min length) of sequence, pair sequence, plane
-_ACE = 11
+#: (unit, min length) of sequence, pair sequence, plane (a run longer than the rules allow is
+#: still counted as one play: the decomposition is a heuristic)
+_CHAINS = tuple(CHAIN_SHAPES[t][:2] for t in (CombType.SEQUENCE, CombType.PAIR_SEQUENCE, CombType.PLANE))
 _CONTROL_RANK = TWO  # 2s and jokers are control cards
 _BOMB_TYPES = (CombType.BOMB, CombType.ROCKET)
 
@@ -50,25 +60,26 @@ _BOMB_TYPES = (CombType.BOMB, CombType.ROCKET)
 
 def _flat_cost(c: tuple, slots: int) -> int:
     """Plays of a hand with no chains: bombs, rocket, triples (with kickers), pairs, singles."""
-    rocket = 1 if c[13] and c[14] else 0
-    singles = sum(1 for x in c[:13] if x == 1) + (0 if rocket else c[13] + c[14])
-    pairs = sum(1 for x in c[:13] if x == 2)
-    triples = sum(1 for x in c[:13] if x == 3)
-    bombs = sum(1 for x in c[:13] if x == 4)
+    plain = c[:SMALL_JOKER]
+    rocket = 1 if c[SMALL_JOKER] and c[BIG_JOKER] else 0
+    singles = sum(1 for x in plain if x == 1) + (0 if rocket else c[SMALL_JOKER] + c[BIG_JOKER])
+    pairs = sum(1 for x in plain if x == 2)
+    triples = sum(1 for x in plain if x == 3)
+    bombs = sum(1 for x in plain if x == 4)
     kickers = min(triples + slots, singles + pairs)
     return bombs + rocket + triples + pairs + singles - kickers
 
 
 def _chain_options(c: tuple):
-    """Every chain (start, end, unit) the hand holds, ranks 3..A."""
+    """Every chain (start, end, unit) the hand holds, ranks 3..A (up to ``CHAIN_TOP``)."""
     for unit, min_len in _CHAINS:
         r = 0
-        while r <= _ACE:
+        while r <= CHAIN_TOP:
             if c[r] < unit:
                 r += 1
                 continue
             e = r
-            while e + 1 <= _ACE and c[e + 1] >= unit:
+            while e + 1 <= CHAIN_TOP and c[e + 1] >= unit:
                 e += 1
             for s in range(r, e - min_len + 2):
                 for t in range(s + min_len - 1, e + 1):
@@ -99,9 +110,9 @@ def hand_cost(c: tuple, slots: int = 0) -> int:
 def hand_strength(c) -> float:
     """Control-card points minus a charge for the plays the hand needs (higher is stronger)."""
     c = tuple(int(x) for x in c)
-    points = 4.0 * c[14] + 3.0 * c[13] + 2.0 * c[12] + 0.5 * c[11]
-    points += 2.0 if (c[13] and c[14]) else 0.0
-    points += 4.0 * sum(1 for x in c[:12] if x == 4)
+    points = 4.0 * c[BIG_JOKER] + 3.0 * c[SMALL_JOKER] + 2.0 * c[TWO] + 0.5 * c[ACE]
+    points += 2.0 if (c[SMALL_JOKER] and c[BIG_JOKER]) else 0.0
+    points += 4.0 * sum(1 for x in c[:TWO] if x == 4)
     plays = hand_cost(c)
     size = sum(c)
     return points - 0.6 * (plays - size / 3.4)
@@ -211,19 +222,20 @@ class _Turn:
         u = self.unseen
         if self.t.ranks[a] < 0:
             return False
-        bombs = bool(np.any(u[:13] >= 4)) or (u[13] and u[14])
+        rocket = bool(u[SMALL_JOKER] and u[BIG_JOKER])
+        bombs = bool(np.any(u[:SMALL_JOKER] >= 4)) or rocket
         typ, rank = int(self.t.types[a]), int(self.t.ranks[a])
         if typ == CombType.ROCKET:
             return True
         if typ == CombType.BOMB:
-            return not (u[13] and u[14]) and not np.any(u[rank + 1 : 13] >= 4)
+            return not rocket and not np.any(u[rank + 1 : SMALL_JOKER] >= 4)
         if bombs:
             return False
         need = {CombType.SINGLE: 1, CombType.PAIR: 2, CombType.TRIPLE: 3, CombType.TRIPLE_SINGLE: 3,
                 CombType.TRIPLE_PAIR: 3}.get(typ)
         if need is None:
-            return rank + int(self.t.lengths[a]) - 1 >= _ACE
-        top = 15 if need == 1 else 13
+            return rank + int(self.t.lengths[a]) - 1 >= CHAIN_TOP
+        top = NUM_RANKS if need == 1 else SMALL_JOKER  # jokers are singles only
         return not np.any(u[rank + 1 : top] >= need)
 
     def candidates(self, actions: np.ndarray) -> np.ndarray:
@@ -232,7 +244,7 @@ class _Turn:
             return actions
         t = self.t
         kick = t.counts[actions] - t.body[actions]
-        rank_w = np.arange(15) + 20 * (np.arange(15) >= _CONTROL_RANK)
+        rank_w = np.arange(NUM_RANKS) + 20 * (np.arange(NUM_RANKS) >= _CONTROL_RANK)
         waste = ((kick > 0) * (rank_w + 15 * (self.hand > kick))).sum(axis=1)
         order = np.lexsort((waste, t.ranks[actions], t.lengths[actions], t.types[actions]))
         a = actions[order]

@@ -23,14 +23,27 @@ move, passes included) -- the unit both ``train.dmc`` and DouZero count.
   DouZero's training code imports GitPython (only to record the commit); when that
   is missing a stub module stands in for it.
 
+* **ours-ray**: the same run with ``backend: ray`` (``--backend local ray`` runs both,
+  interleaved in every repeat, on the same config and number of actors): Ray actors on a
+  local Ray instance that the run starts (its start-up is in *overall*, not in *steady*).
+  The *vs local* column is its steady rate over the local backend's; 1 minus it is Ray's
+  overhead.
+
 Figures: *overall* = frames / wall time of the whole run (start-up included);
 *steady* = frames/s between the first and the last progress record after start-up.
 Medians over ``--repeats`` runs.
+
+``--rates`` measures instead the two rates a cluster's throughput is made of, each alone in
+this process on one thread: the frames/s of one actor and the samples/s of the learner (on
+``--device``), and prints a projection from them of frames/s on N machines (see
+:func:`projection`).
 
 Run (from the repository root, in the project's venv)::
 
     python -m benchmarks.training --json training.json                # ~4 minutes
     python -m benchmarks.training --seconds 60 --repeats 3 --actors 1 2
+    python -m benchmarks.training --backend local ray --actors 2 --repeats 3 --skip-douzero
+    python -m benchmarks.training --rates --cores 16 --machines 1 2 4 8 16
 """
 
 from __future__ import annotations
@@ -102,8 +115,9 @@ _DRIVER = textwrap.dedent(f'''\
 # -- ours -------------------------------------------------------------------------------
 
 
-def run_ours(num_actors: int, seconds: float, config: str = DEFAULT_CONFIG, threads: int = 1) -> dict:
-    """One run of :func:`train.dmc.train` for ``seconds`` of wall time."""
+def run_ours(num_actors: int, seconds: float, config: str = DEFAULT_CONFIG, threads: int = 1,
+             backend: str = "local") -> dict:
+    """One run of :func:`train.dmc.train` for ``seconds`` of wall time, with the ``backend``'s actors."""
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
     from agents.checkpoint import read_checkpoint
@@ -114,7 +128,7 @@ def run_ours(num_actors: int, seconds: float, config: str = DEFAULT_CONFIG, thre
         cfg = load_config(config, {
             "out_dir": out, "run_name": "bench", "num_actors": num_actors, "max_minutes": seconds / 60.0,
             "total_frames": 0, "eval_deals": 0, "eval_minutes": 0, "checkpoint_minutes": 1e6,
-            "log_seconds": 5.0, "device": "cpu", "threads": threads,
+            "log_seconds": 5.0, "device": "cpu", "threads": threads, "backend": backend,
         })
         start = time.monotonic()
         train(cfg)
@@ -141,6 +155,99 @@ def _steady(records: list[tuple[float, int]]) -> float | None:
     if len(records) < 2 or records[-1][0] <= records[0][0]:
         return None
     return (records[-1][1] - records[0][1]) / (records[-1][0] - records[0][0])
+
+
+# -- rates and the projection ------------------------------------------------------------
+
+
+def actor_rate(seconds: float, config: str = DEFAULT_CONFIG) -> dict:
+    """Frames/s of one :class:`train.actor.Actor` alone in this process (one thread), untrained weights."""
+    import numpy as np
+    import torch
+
+    from agents.dmc import DMCModel
+    from doudizhu_env.rules import Rules
+    from train.actor import Actor
+    from train.config import load_config
+
+    cfg = load_config(config)
+    torch.set_num_threads(1)
+    model = DMCModel(Rules.preset(cfg.rules), cfg.model)
+    actor = Actor(model, cfg.games_per_actor, cfg.objective, np.random.default_rng(0), cfg.bidding_epsilon,
+                  cfg.fixed_landlord_share)
+    actor.collect(cfg.chunk_size, cfg.epsilon)  # warm-up
+    start, frames = time.perf_counter(), actor.frames
+    while time.perf_counter() - start < seconds:
+        actor.collect(cfg.chunk_size, cfg.epsilon)
+    return {"actor_fps": (actor.frames - frames) / (time.perf_counter() - start)}
+
+
+def learner_rate(seconds: float, config: str = DEFAULT_CONFIG, device: str = "cpu",
+                 batch_size: int | None = None) -> dict:
+    """Samples/s of the learner alone (one thread; batches of ``batch_size``, default the config's, from
+    one actor's samples), and the size of the weights a broadcast puts in Ray's object store."""
+    import numpy as np
+    import torch
+
+    from agents.dmc import DMCModel
+    from doudizhu_env.rules import Rules
+    from train.actor import Actor
+    from train.config import load_config, resolve_device
+    from train.learner import Learner
+
+    cfg = load_config(config, {"batch_size": batch_size} if batch_size else {})
+    torch.set_num_threads(1)
+    device = resolve_device(device)
+    model = DMCModel(Rules.preset(cfg.rules), cfg.model)
+    samples = Actor(model, cfg.games_per_actor, cfg.objective, np.random.default_rng(0), cfg.bidding_epsilon,
+                    cfg.fixed_landlord_share).collect(4 * cfg.batch_size, cfg.epsilon)
+    learner = Learner(model.to(device), cfg.learning_rate, cfg.max_grad_norm, device)
+    batches = [{k: v[i:i + cfg.batch_size] for k, v in samples.items()}
+               for i in range(0, 4 * cfg.batch_size, cfg.batch_size)]
+    learner.update(batches[0])  # warm-up
+    start, updates = time.perf_counter(), 0
+    while time.perf_counter() - start < seconds:
+        learner.update(batches[updates % len(batches)])
+        updates += 1
+    weight_bytes = sum(v.numel() * v.element_size() for v in model.state_dict().values())
+    return {"learner_sps": updates * cfg.batch_size / (time.perf_counter() - start),
+            "updates_per_s": updates / (time.perf_counter() - start), "weight_mb": weight_bytes / 2**20,
+            "device": device, "batch_size": cfg.batch_size}
+
+
+def projection(actor_fps: float, learner_sps: float, cores: int, machines: list[int]) -> list[dict]:
+    """Frames/s on N machines of ``cores`` cores each, from the measured rates, on paper.
+
+    One actor per core, except the core of the learner on the first machine; actors are
+    independent, so their capacity is ``actors x actor_fps``. The learner trains on every
+    sample once and the actors wait for it (the bounded chunks in flight), so the run makes
+    ``min(capacity, learner_sps)`` frames/s: past ``learner_sps / (cores x actor_fps)``
+    machines the learner is saturated and more machines add nothing.
+    """
+    rows = []
+    for n in machines:
+        actors = n * cores - 1
+        capacity = actors * actor_fps
+        rows.append({"machines": n, "actors": actors, "actor_capacity_fps": capacity,
+                     "frames_per_s": min(capacity, learner_sps),
+                     "bound_by": "learner" if capacity > learner_sps else "actors"})
+    return rows
+
+
+def print_rates(rates: dict, cores: int, machines: list[int]) -> list[dict]:
+    """The measured rates and the projection table."""
+    actor_fps, learner_sps = rates["actor_fps"], rates["learner_sps"]
+    rows = projection(actor_fps, learner_sps, cores, machines)
+    print(f"one actor: {actor_fps:,.0f} frames/s; the learner ({rates['device']}, batch "
+          f"{rates['batch_size']}): {learner_sps:,.0f} samples/s = {rates['updates_per_s']:.1f} updates/s; "
+          f"weights {rates['weight_mb']:.1f} MB per broadcast")
+    print(f"the learner saturates at {learner_sps / actor_fps:.1f} actors "
+          f"= {learner_sps / (cores * actor_fps):.2f} machines of {cores} cores")
+    print(f"{'machines':>8} {'actors':>7} {'actor capacity f/s':>19} {'frames/s':>10} {'bound by':>9}")
+    for row in rows:
+        print(f"{row['machines']:>8} {row['actors']:>7} {row['actor_capacity_fps']:>19,.0f} "
+              f"{row['frames_per_s']:>10,.0f} {row['bound_by']:>9}")
+    return rows
 
 
 # -- douzero ------------------------------------------------------------------------
@@ -232,64 +339,120 @@ def _fmt(value) -> str:
     return "-" if value is None else f"{value:,.0f}"
 
 
-def main(argv=None) -> dict:
+def build_parser() -> argparse.ArgumentParser:
+    """The command-line options."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seconds", type=float, default=60.0, help="wall time of each run")
     parser.add_argument("--repeats", type=int, default=1, help="runs of each row (medians are reported)")
     parser.add_argument("--actors", type=int, nargs="+", default=[1, 2], help="actor process counts")
     parser.add_argument("--config", default=DEFAULT_CONFIG, help="our training config")
+    parser.add_argument("--backend", nargs="+", choices=("local", "ray"), default=["local"],
+                        help="our backends, side by side in every repeat (ray: pip install -e '.[ray]')")
     parser.add_argument("--skip-douzero", action="store_true")
     parser.add_argument("--douzero-threads", type=int, default=1,
                         help="OMP_NUM_THREADS of DouZero's processes (0: torch's default)")
+    parser.add_argument("--rates", action="store_true",
+                        help="measure one actor's and the learner's rates (--seconds each) and project "
+                             "frames/s on --machines machines of --cores cores, instead of training runs")
+    parser.add_argument("--device", default="cpu", help="the learner's device for --rates (cpu, cuda)")
+    parser.add_argument("--batch-size", type=int, help="the learner's batch size for --rates (default: "
+                        "the config's)")
+    parser.add_argument("--cores", type=int, default=16, help="cores per machine in the --rates projection")
+    parser.add_argument("--machines", type=int, nargs="+", default=[1, 2, 4, 8, 16, 32],
+                        help="machine counts of the --rates projection")
     parser.add_argument("--json", help="write the results to this file")
-    args = parser.parse_args(argv)
+    return parser
 
+
+def main(argv=None) -> dict:
+    args = build_parser().parse_args(argv)
+    result = measure_rates(args) if args.rates else measure_runs(args)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(result, f, indent=2)
+    return result
+
+
+def measure_rates(args) -> dict:
+    """``--rates``: medians of the actor's and the learner's rates over the repeats, and the projection."""
+    runs = []
+    for repeat in range(args.repeats):
+        print(f"[{repeat + 1}/{args.repeats}] one actor, then the learner, {args.seconds:.0f} s each ...",
+              flush=True)
+        runs.append({**actor_rate(args.seconds, args.config),
+                     **learner_rate(args.seconds, args.config, args.device, args.batch_size)})
+    rates = {k: _median([r[k] for r in runs]) if isinstance(runs[0][k], float) else runs[0][k]
+             for k in runs[0]}
+    print(f"\nrates alone, one thread each, median of {args.repeats}; load average now "
+          f"{os.getloadavg()[0]:.1f}")
+    rows = print_rates(rates, args.cores, args.machines)
+    return {"seconds": args.seconds, "repeats": args.repeats, "config": os.path.relpath(args.config, ROOT),
+            "load_average": os.getloadavg(), "rates": rates, "runs": runs, "cores": args.cores,
+            "projection": rows}
+
+
+def measure_runs(args) -> dict:
+    """Training runs of each backend (and DouZero's), interleaved in every repeat; the table of medians."""
     python = None if args.skip_douzero else douzero_python()
     if python is None and not args.skip_douzero:
         print("douzero not importable here nor in .venv-peers: its rows are skipped", file=sys.stderr)
     runs: dict[str, list[dict]] = {}
     for repeat in range(args.repeats):
         for actors in args.actors:
-            key = f"ours/{actors}"
-            print(f"[{repeat + 1}/{args.repeats}] ours, {actors} actor(s), {args.seconds:.0f} s ...",
-                  flush=True)
-            runs.setdefault(key, []).append(run_ours(actors, args.seconds, args.config))
+            for backend in args.backend:
+                who = "ours" if backend == "local" else "ours-ray"
+                print(f"[{repeat + 1}/{args.repeats}] {who}, {actors} actor(s), {args.seconds:.0f} s ...",
+                      flush=True)
+                result = run_ours(actors, args.seconds, args.config, backend=backend)
+                runs.setdefault(f"{who}/{actors}", []).append(result)
             if python:
-                key = f"douzero/{actors}"
                 print(f"[{repeat + 1}/{args.repeats}] douzero, {actors} actor(s), {args.seconds:.0f} s ...",
                       flush=True)
                 result = run_douzero(actors, args.seconds, python, args.douzero_threads)
-                runs.setdefault(key, []).append(result)
-
-    rows = {}
-    for key, results in runs.items():
-        rows[key] = {field: _median([r.get(field) for r in results])
-                     for field in results[0] if isinstance(results[0][field], (int, float, type(None)))}
+                runs.setdefault(f"douzero/{actors}", []).append(result)
+    rows = {key: {field: _median([r.get(field) for r in results])
+                  for field in results[0] if isinstance(results[0][field], (int, float, type(None)))}
+            for key, results in runs.items()}
     print(f"\ntraining throughput, CPU ({os.cpu_count()} cores), {args.seconds:.0f} s runs, "
           f"median of {args.repeats}; load average now {os.getloadavg()[0]:.1f}")
+    print_table(rows)
+    return {"seconds": args.seconds, "repeats": args.repeats, "cpu_count": os.cpu_count(),
+            "load_average": os.getloadavg(), "config": os.path.relpath(args.config, ROOT),
+            "douzero_python": python, "douzero_threads": args.douzero_threads, "rows": rows, "runs": runs}
+
+
+def _ratio(row: dict, peer: dict | None, field: str) -> float | None:
+    """``row[field] / peer[field]``, or None when either is missing."""
+    if not peer or not row.get(field) or not peer.get(field):
+        return None
+    return row[field] / peer[field]
+
+
+def print_table(rows: dict) -> None:
+    """One line per run kind and actor count; ratios to DouZero (ours) and to the local backend (ours-ray).
+
+    The ratios are stored in the rows too (``ratio_steady``, ``ratio_overall``, ``vs_local_steady``).
+    """
     print(f"{'run':<12} {'actors':>6} {'frames':>10} {'overall f/s':>12} {'steady f/s':>11} "
-          f"{'learner f/s':>12} {'trained share':>14} {'ratio (steady)':>15}")
+          f"{'learner f/s':>12} {'trained share':>14} {'ratio (steady)':>15} {'vs local':>9}")
     for key, row in rows.items():
         who, actors = key.split("/")
         learner = row.get("learner_fps") if who == "douzero" else row.get("samples_per_s")
-        ratio = ""
-        peer = rows.get(f"douzero/{actors}")
-        if who == "ours" and peer and row["steady_fps"] and peer["steady_fps"]:
-            ratio = f"{row['steady_fps'] / peer['steady_fps']:.1f}x"
-            row["ratio_steady"] = row["steady_fps"] / peer["steady_fps"]
-            row["ratio_overall"] = row["overall_fps"] / peer["overall_fps"] if peer["overall_fps"] else None
+        ratio = vs_local = ""
+        if who == "ours" and _ratio(row, rows.get(f"douzero/{actors}"), "steady_fps"):
+            row["ratio_steady"] = _ratio(row, rows[f"douzero/{actors}"], "steady_fps")
+            row["ratio_overall"] = _ratio(row, rows[f"douzero/{actors}"], "overall_fps")
+            ratio = f"{row['ratio_steady']:.1f}x"
+        if who == "ours-ray" and _ratio(row, rows.get(f"ours/{actors}"), "steady_fps"):
+            row["vs_local_steady"] = _ratio(row, rows[f"ours/{actors}"], "steady_fps")
+            row["vs_local_overall"] = _ratio(row, rows[f"ours/{actors}"], "overall_fps")
+            vs_local = f"{row['vs_local_steady']:.2f}x"
         share = f"{row['trained_share']:.1%}" if row.get("trained_share") is not None else "-"
         print(f"{who:<12} {actors:>6} {_fmt(row['frames']):>10} {_fmt(row['overall_fps']):>12} "
-              f"{_fmt(row['steady_fps']):>11} {_fmt(learner):>12} {share:>14} {ratio:>15}")
+              f"{_fmt(row['steady_fps']):>11} {_fmt(learner):>12} {share:>14} {ratio:>15} {vs_local:>9}")
     print("frames: actor decisions; learner f/s: samples the learner trained on per second "
-          "(DouZero: its logged frames); trained share: samples trained on / samples made")
-    result = {"seconds": args.seconds, "repeats": args.repeats, "cpu_count": os.cpu_count(),
-              "load_average": os.getloadavg(), "config": os.path.relpath(args.config, ROOT),
-              "douzero_python": python, "douzero_threads": args.douzero_threads, "rows": rows, "runs": runs}
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(result, f, indent=2)
-    return result
+          "(DouZero: its logged frames); trained share: samples trained on / samples made; "
+          "vs local: steady f/s of ours-ray over ours")
 
 
 if __name__ == "__main__":

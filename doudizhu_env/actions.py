@@ -107,6 +107,10 @@ CHAIN_SHAPES = {
     CombType.PLANE_SINGLES: (3, 2, 5),
     CombType.PLANE_PAIRS: (3, 2, 4),
 }
+#: Number of action kinds: the :class:`CombType` members, the non-card kinds included.
+NUM_TYPES = len(CombType)
+#: The longest chain, in units (a sequence 3..A of 12 cards).
+MAX_CHAIN_LENGTH = max(hi for _, _, hi in CHAIN_SHAPES.values())
 
 
 @dataclass(frozen=True)

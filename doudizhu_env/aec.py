@@ -51,17 +51,16 @@ offender gets ``illegal_reward``).
 from __future__ import annotations
 
 import numpy as np
-from gymnasium import spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils import AgentSelector, wrappers
 
 from . import engine
-from .actions import action_table
-from .engine import PHASE_NAMES, Deal
-from .observation import OBS_SIZE, ROLE_NAMES, observe, roles
+from .engine import PHASE_NAMES, ROLE_NAMES, Deal
+from .env_args import RENDER_MODES, action_space, check_common, check_seat, observation_space
 from .render import emit, render_text
-from .rewards import REWARDS, shape_reward
+from .rewards import shape_reward
 from .rules import resolve_rules
+from .single import Game
 
 
 def env(**kwargs) -> AECEnv:
@@ -77,37 +76,28 @@ def env(**kwargs) -> AECEnv:
 class raw_env(AECEnv):  # noqa: N801  (PettingZoo's naming)
     """The unwrapped AEC environment; see the module docstring."""
 
-    metadata = {"render_modes": ["human", "ansi"], "name": "doudizhu_v0", "is_parallelizable": False,
+    metadata = {"render_modes": list(RENDER_MODES), "name": "doudizhu_v0", "is_parallelizable": False,
                 "render_fps": 1}
 
     def __init__(self, rules=None, reward: str = "score", render_mode: str | None = None,
                  perspective: int | None = None, illegal_action: str = "raise", illegal_reward: float = -1.0):
         super().__init__()
-        if reward not in REWARDS:
-            raise ValueError(f"reward must be one of {REWARDS}, got {reward!r}")
-        if render_mode not in (None, *self.metadata["render_modes"]):
-            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, "
-                             f"got {render_mode!r}")
-        if illegal_action not in ("raise", "penalty"):
-            raise ValueError(f"illegal_action must be 'raise' or 'penalty', got {illegal_action!r}")
-        if perspective is not None and not engine.is_seat(perspective):
-            raise ValueError(f"perspective must be a seat 0..2 or None, got {perspective!r}")
+        check_common(reward, render_mode, illegal_action)
+        check_seat("perspective", perspective, optional=True)
         self.rules = resolve_rules(rules)
-        self.table = action_table(self.rules)
         self.reward_kind, self.render_mode, self.perspective = reward, render_mode, perspective
         self.possible_agents = [f"player_{i}" for i in range(3)]
         self.agent_name_mapping = {a: i for i, a in enumerate(self.possible_agents)}
-        n = len(self.table)
-        self.action_spaces = {a: spaces.Discrete(n) for a in self.possible_agents}
-        self.observation_spaces = {
-            a: spaces.Dict({
-                "observation": spaces.Box(0.0, 1.0, (OBS_SIZE,), np.float32),
-                "action_mask": spaces.Box(0, 1, (n,), np.int8),
-            })
-            for a in self.possible_agents
-        }
+        self.action_spaces = {a: action_space(self.rules) for a in self.possible_agents}
+        self.observation_spaces = {a: observation_space(self.rules) for a in self.possible_agents}
+        self._num_actions = self.action_spaces[self.possible_agents[0]].n
         self._rng = np.random.default_rng()
-        self.state = None
+        self.game: Game | None = None
+
+    @property
+    def state(self) -> engine.State | None:
+        """The game as a one-game engine :class:`~doudizhu_env.engine.State` (None before reset)."""
+        return None if self.game is None else self.game.to_state()
 
     def observation_space(self, agent):
         return self.observation_spaces[agent]
@@ -120,16 +110,15 @@ class raw_env(AECEnv):  # noqa: N801  (PettingZoo's naming)
     def reset(self, seed=None, options=None):
         if seed is not None:
             self._rng = np.random.default_rng(seed)
-        deals = None
-        if options and "deal" in options:
-            deals = [Deal.coerce(options["deal"])]
-        self.state = engine.reset(self._rng, 1, self.rules, deals=deals)
+        deal = Deal.coerce(options["deal"]) if options and "deal" in options else None
+        self.game = Game.new(self._rng, self.rules, deal=deal)
         self.agents = self.possible_agents[:]
         self.rewards = {a: 0.0 for a in self.agents}
         self._cumulative_rewards = {a: 0.0 for a in self.agents}
         self.terminations = {a: False for a in self.agents}
         self.truncations = {a: False for a in self.agents}
         self._agent_selector = AgentSelector(self.agents)
+        self._infos_of = None
         self._sync()
 
     def step(self, action):
@@ -137,43 +126,44 @@ class raw_env(AECEnv):  # noqa: N801  (PettingZoo's naming)
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        # an int id, nothing else: a float, a bool or a string is refused, not rounded or parsed
-        actions = np.array([engine.action_id(action, len(self._mask))], dtype=np.int64)
-        # the cached mask answers "legal?" at once; the engine's own check names an illegal action
-        known_legal = bool(self._mask[actions[0]])
-        self.state = engine.step(self.state, actions, check=not known_legal)
+        # an int id, nothing else: a float, a bool or a string is refused, not rounded or parsed;
+        # an illegal one raises the engine's IllegalActionError (naming the legal actions), changing nothing
+        game, n = self.game, self._num_actions
+        game.step(action if type(action) is int and 0 <= action < n else engine.action_id(action, n))
         self._cumulative_rewards[agent] = 0.0
-        self.rewards = {a: 0.0 for a in self.agents}
-        if self.state.done[0]:
-            over = self.truncations if self.state.truncated[0] else self.terminations
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        if game.done:
+            over = self.truncations if game.truncated else self.terminations
             for i, a in enumerate(self.possible_agents):
                 over[a] = True
-                self.rewards[a] = float(shape_reward(self.state.scores[0, i], self.reward_kind))
+                self.rewards[a] = float(shape_reward(game.scores[i], self.reward_kind))
         self._sync()
         self._accumulate_rewards()
         if self.render_mode == "human":
             self.render()
 
     def _sync(self):
-        """Agent selection, infos and the cached mask after a change of state."""
-        s = self.state
-        seat = int(s.to_act[0])
-        self.agent_selection = self.possible_agents[seat]
-        self._mask = engine.legal_action_mask(s)[0].astype(np.int8)
-        role = roles(s, np.arange(3)) if s.landlord[0] >= 0 else None
-        phase = PHASE_NAMES[s.phase[0]]
+        """Agent selection and infos after a change of the game (infos change with the phase and roles)."""
+        game = self.game
+        self.agent_selection = self.possible_agents[game.to_act]
+        if self._infos_of == (game.phase, game.landlord):
+            return
+        self._infos_of = (game.phase, game.landlord)
+        landlord, phase = game.landlord, PHASE_NAMES[game.phase]
         self.infos = {
-            a: {"seat": i, "role": None if role is None else ROLE_NAMES[role[i]], "phase": phase}
+            a: {"seat": i, "role": None if landlord < 0 else ROLE_NAMES[(i - landlord) % 3], "phase": phase}
             for i, a in enumerate(self.possible_agents)
             if a in self.agents
         }
 
     def observe(self, agent):
         seat = self.agent_name_mapping[agent]
-        obs = observe(self.state, seats=np.array([seat]))[0]
-        acting = seat == self.state.to_act[0] and not self.state.done[0]
-        mask = self._mask if acting else np.zeros_like(self._mask)
-        return {"observation": obs, "action_mask": mask}
+        game = self.game
+        if seat == game.to_act and not game.done:
+            mask = game.legal_mask().copy()  # the caller's own: writing into it changes nothing here
+        else:
+            mask = np.zeros(self._num_actions, np.int8)
+        return {"observation": game.observe(seat), "action_mask": mask}
 
     # -- rendering ---------------------------------------------------------
 

@@ -43,8 +43,7 @@ from .actions import (
     action_table,
 )
 from .cards import DECK_SIZE, HAND_SIZE, NUM_RANKS, card_rank, check_counts, format_hand, parse_hand
-from .legal import bits_to_ids, legal_tables, sample_bits, unpack_bits
-from .moves import beats, holds
+from .legal import beats, bits_to_ids, holds, legal_tables, sample_bits, unpack_bits
 from .rules import Rules, resolve_rules
 
 BIDDING, DOUBLING, PLAY, OVER = 0, 1, 2, 3

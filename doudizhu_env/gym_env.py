@@ -146,26 +146,25 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from . import engine
-from .actions import action_table
-from .engine import PHASE_NAMES, Deal, IllegalActionError, RandomPolicy
+from .engine import PHASE_NAMES, ROLE_NAMES, Deal, IllegalActionError, RandomPolicy
+from .env_args import (  # noqa: F401  (ILLEGAL_ACTIONS, observation_box: re-exported)
+    ILLEGAL_ACTIONS,
+    RENDER_MODES,
+    action_space,
+    check_choice,
+    check_common,
+    check_seat,
+    observation_box,
+    observation_space,
+)
 from .legal import bits_to_ids
-from .observation import OBS_SIZE, ROLE_NAMES, observe, roles, seat_view
+from .observation import OBS_SIZE, observe, seat_view
 from .render import emit, render_text
 from .rewards import REWARDS, shape_reward
 from .rules import resolve_rules
+from .single import Game
 
-ILLEGAL_ACTIONS = ("raise", "penalty")
 MASKS = ("dense", "ids", "bits")  # the forms of the vector env's legal actions (its ``mask=``)
-
-def observation_box() -> spaces.Box:
-    """The ``Box`` of one observation vector (every entry is 0 or 1, see :mod:`doudizhu_env.observation`)."""
-    return spaces.Box(0.0, 1.0, (OBS_SIZE,), np.float32)
-
-
-def observation_space(rules=None) -> spaces.Dict:
-    """``Dict(observation=Box, action_mask=Box int8)`` of one seat's observation."""
-    n = len(action_table(resolve_rules(rules)))
-    return spaces.Dict({"observation": observation_box(), "action_mask": spaces.Box(0, 1, (n,), np.int8)})
 
 
 # ----------------------------------------------------------------------------
@@ -189,6 +188,15 @@ def _merged(state: engine.State, idx: np.ndarray, taken: engine.State, sub: engi
     return dataclasses.replace(state, **changes)
 
 
+def _checked_opponents(opponents) -> list:
+    """``opponents`` as a list of two objects with an ``act(view)`` method, or ``ValueError``."""
+    opponents = list(opponents)
+    if len(opponents) != 2 or not all(callable(getattr(o, "act", None)) for o in opponents):
+        raise ValueError("opponents must be two objects with an act(view) method (the seat after "
+                         "the learning seat, then the seat before it)")
+    return opponents
+
+
 def _samples_legal(opponent) -> bool:
     """A :class:`~doudizhu_env.engine.RandomPolicy` reading no view: its actions are legal by construction."""
     return isinstance(opponent, RandomPolicy) and not opponent.needs_view
@@ -199,10 +207,7 @@ class _Driver:
 
     def __init__(self, seats: np.ndarray, opponents, rules):
         self.seats = seats
-        self.opponents = list(opponents)
-        if len(self.opponents) != 2 or not all(callable(getattr(o, "act", None)) for o in self.opponents):
-            raise ValueError("opponents must be two objects with an act(view) method (the seat after "
-                             "the learning seat, then the seat before it)")
+        self.opponents = _checked_opponents(opponents)
         self.rules = rules
         # our own random policy samples from the legal actions: other opponents' actions are checked
         self.check = not all(_samples_legal(o) for o in self.opponents)
@@ -265,40 +270,31 @@ def _new_out(n: int) -> dict:
             "final": np.zeros((n, OBS_SIZE), np.float32)}
 
 
-def _check_choice(name: str, value, allowed) -> None:
-    if value not in allowed:
-        raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
-
-
 # ----------------------------------------------------------------------------
 # The single-game environment
 # ----------------------------------------------------------------------------
 
 
 class DouDizhuEnv(gymnasium.Env):
-    """One learning seat against two opponents; see the module docstring."""
+    """One learning seat against two opponents, on the single-game path; see the module docstring."""
 
-    metadata = {"render_modes": ["human", "ansi"], "render_fps": 1}
+    metadata = {"render_modes": list(RENDER_MODES), "render_fps": 1}
 
     def __init__(self, seat: int = 0, opponents: Sequence | None = None, rules=None, reward: str = "score",
                  render_mode: str | None = None, illegal_action: str = "penalty",
                  illegal_reward: float = -1.0):
-        if not engine.is_seat(seat):
-            raise ValueError(f"seat must be 0, 1 or 2, got {seat!r}")
-        _check_choice("reward", reward, REWARDS)
-        _check_choice("render_mode", render_mode, (None, *self.metadata["render_modes"]))
-        _check_choice("illegal_action", illegal_action, ILLEGAL_ACTIONS)
+        check_seat("seat", seat)
+        check_common(reward, render_mode, illegal_action)
         self.seat = int(seat)
         self.rules = resolve_rules(rules)
         self.reward_kind, self.render_mode = reward, render_mode
         self.illegal_action, self.illegal_reward = illegal_action, float(illegal_reward)
         self._default_opponents = opponents is None
-        if opponents is None:
-            opponents = [RandomPolicy(), RandomPolicy()]
-        self._driver = _Driver(np.array([self.seat]), opponents, self.rules)
-        self.action_space = spaces.Discrete(len(action_table(self.rules)))
+        self._driver = _GameOpponents(self.seat, [RandomPolicy(), RandomPolicy()] if opponents is None
+                                         else opponents)
+        self.action_space = action_space(self.rules)
         self.observation_space = observation_space(self.rules)
-        self.state: engine.State | None = None
+        self.game: Game | None = None
         self._over = True
         self._mask = np.zeros(self.action_space.n, np.int8)
 
@@ -306,75 +302,113 @@ class DouDizhuEnv(gymnasium.Env):
     def opponents(self) -> list:
         return self._driver.opponents
 
+    @property
+    def state(self) -> engine.State | None:
+        """The game as a one-game engine :class:`~doudizhu_env.engine.State` (None before reset)."""
+        return None if self.game is None else self.game.to_state()
+
     def action_masks(self) -> np.ndarray:
         """``(A,)`` bool: the legal actions now (the observation's mask), for sb3-contrib's MaskablePPO."""
         return self._mask.astype(bool)
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         super().reset(seed=seed)
-        if self._default_opponents and (seed is not None or self.state is None):
-            for opp in self._driver.opponents:
+        if self._default_opponents and (seed is not None or self.game is None):
+            for opp in self.opponents:
                 opp.rng = np.random.default_rng(self.np_random.integers(0, 2**63 - 1))
-        deals = [Deal.coerce(options["deal"])] if options and "deal" in options else None
-        state = engine.reset(self.np_random, 1, self.rules, deals=deals)
-        # a hand over before the learning seat's first decision (possible only without bidding) is redealt
-        self.state = self._driver.advance(state, None, autoreset=True)
-        self._over = False
+        deal = Deal.coerce(options["deal"]) if options and "deal" in options else None
+        game = Game.new(self.np_random, self.rules, deal=deal)
+        self._driver.advance(game)
+        while game.done:  # over before the learning seat's first decision: the next hand is dealt
+            game.next_hand()
+            self._driver.advance(game)
+        self.game, self._over = game, False
         if self.render_mode == "human":
             self.render()
         return self._obs_info()
 
     def step(self, action):
-        if self.state is None or self._over:
+        if self.game is None or self._over:
             raise RuntimeError("the hand is over: call reset() before step()")
         # an int id in range, nothing else (raises in both modes); the cached mask answers "legal?"
-        a = np.array([engine.action_id(action, self.action_space.n)], dtype=np.int64)
-        known_legal = bool(self._mask[a[0]])
+        n = self.action_space.n
+        a = action if type(action) is int and 0 <= action < n else engine.action_id(action, n)
+        known_legal = bool(self._mask[a])
         if self.illegal_action == "penalty" and not known_legal:
             self._over = True
             obs, info = self._obs_info()
             info["illegal_action"] = True
             return obs, self.illegal_reward, True, False, info
+        game = self.game
         # the engine's own check names an illegal action; it raises, leaving everything as it was
-        state = engine.step(self.state, a, check=not known_legal)
-        out = _new_out(1)
-        self.state = self._driver.advance(state, out, autoreset=False)
+        before = game.to_state() if self._driver.check or not known_legal else None
+        game.step(a, check=not known_legal)
+        try:
+            self._driver.advance(game)
+        except IllegalActionError:  # an opponent's: nothing was played
+            self.game = Game(before)
+            raise
         reward, terminated, truncated = 0.0, False, False
-        if out["ended"][0]:
+        if game.done:
             self._over = True
-            truncated = bool(out["truncated"][0])
+            truncated = game.truncated
             terminated = not truncated
-            reward = float(shape_reward(out["points"][0, self.seat], self.reward_kind))
+            reward = float(shape_reward(game.scores[self.seat], self.reward_kind))
         obs, info = self._obs_info()
         if self._over:
-            info["scores"] = self.state.scores[0].copy()
+            info["scores"] = np.array(game.scores, np.int32)
         if self.render_mode == "human":
             self.render()
         return obs, reward, terminated, truncated, info
 
     def _obs_info(self):
         """Observation and info of the learning seat."""
-        s = self.state
-        vec = observe(s, np.array([self.seat]))[0]
-        if self._over:
-            mask = np.zeros(self.action_space.n, np.int8)
-        else:
-            mask = engine.legal_action_mask(s)[0].view(np.int8)
-        self._mask = mask.copy()  # our own: a caller writing into the observation changes nothing here
-        info = {"action_mask": mask.copy(), "phase": PHASE_NAMES[s.phase[0]], "role": self._role()}
-        return {"observation": vec, "action_mask": mask}, info
-
-    def _role(self):
-        s = self.state
-        return None if s.landlord[0] < 0 else ROLE_NAMES[int(roles(s, np.array([self.seat]))[0])]
+        game = self.game
+        self._mask = np.zeros(self.action_space.n, np.int8) if self._over else game.legal_mask()
+        landlord = game.landlord
+        info = {"action_mask": self._mask.copy(), "phase": PHASE_NAMES[game.phase],
+                "role": None if landlord < 0 else ROLE_NAMES[(self.seat - landlord) % 3]}
+        # copies: a caller writing into the observation changes nothing here
+        return {"observation": game.observe(self.seat), "action_mask": self._mask.copy()}, info
 
     def render(self):
-        if self.render_mode is None or self.state is None:
+        if self.render_mode is None or self.game is None:
             return None
         return emit(render_text(self.state, self.seat), self.render_mode)
 
     def close(self):
         pass
+
+
+class _GameOpponents:
+    """The two opponents of a learning seat in one :class:`~doudizhu_env.single.Game`.
+
+    A default random player (a :class:`~doudizhu_env.engine.RandomPolicy` as it is) draws from the
+    game's legal actions directly, exactly what it would draw from the one-game state; any other
+    opponent is called with the seat view of the one-game state (a random policy reading no view:
+    the state itself), as on the batched engine, and its actions are checked.
+    """
+
+    def __init__(self, seat: int, opponents):
+        self.seat = seat
+        self.opponents = _checked_opponents(opponents)
+        self.plain = [type(o).act is RandomPolicy.act and _samples_legal(o) for o in self.opponents]
+        self.check = not all(_samples_legal(o) for o in self.opponents)
+
+    def act(self, game: Game) -> int:
+        """The action of the opponent whose seat is to act."""
+        k = (game.to_act - self.seat - 1) % 3  # 0: the seat after the learning seat, 1: the seat before
+        opp = self.opponents[k]
+        if self.plain[k]:
+            return game.sample_legal(opp.rng)
+        state = game.to_state()
+        view = state if _samples_legal(opp) else seat_view(state, np.array([0]))
+        return int(np.broadcast_to(np.asarray(opp.act(view), dtype=np.int64), (1,))[0])
+
+    def advance(self, game: Game) -> None:
+        """The opponents act until the learning seat is to act or the hand is over."""
+        while not game.done and game.to_act != self.seat:
+            game.step(self.act(game), check=self.check)
 
 
 # ----------------------------------------------------------------------------
@@ -391,8 +425,8 @@ class DouDizhuVectorEnv(VectorEnv):
                  rules=None, reward: str = "score", render_mode: str | None = None, mask: str = "dense"):
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise ValueError(f"num_envs must be a positive int, got {num_envs!r}")
-        _check_choice("reward", reward, REWARDS)
-        _check_choice("mask", mask, MASKS)
+        check_choice("reward", reward, REWARDS)
+        check_choice("mask", mask, MASKS)
         self.mask = mask
         if render_mode is not None:
             raise ValueError("the vector environment does not render; use DouDizhuEnv or the PettingZoo env")
@@ -410,7 +444,7 @@ class DouDizhuVectorEnv(VectorEnv):
             policy = RandomPolicy()
             opponents = [policy, policy]
         self._driver = _Driver(seats, opponents, self.rules)
-        self.single_action_space = spaces.Discrete(len(action_table(self.rules)))
+        self.single_action_space = action_space(self.rules)
         self.action_space = spaces.MultiDiscrete(np.full(self.num_envs, self.single_action_space.n))
         if mask == "dense":
             self.single_observation_space = observation_space(self.rules)

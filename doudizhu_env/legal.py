@@ -1,4 +1,9 @@
-"""Batched legality as bitsets over the action table.
+"""Legality: the two rules of play, and batched legality as bitsets over the action table.
+
+The rules are two elementwise predicates on action ids: :func:`holds` (the hand
+has the cards) and :func:`beats` (the combination beats the one on the table).
+The engine and the card-string helpers (:mod:`doudizhu_env.moves`) use them
+directly; the bitsets below answer the same question for many hands at once.
 
 For B hands at once this answers "which combinations does each hand hold?"
 without scanning B x A card counts. The set of legal actions of one game is
@@ -41,6 +46,30 @@ _SELECT8 = np.zeros((256, 8), dtype=np.int64)
 for _b in range(256):
     _set = [i for i in range(8) if _b >> i & 1]
     _SELECT8[_b, : len(_set)] = _set
+
+
+def holds(table: ActionTable, hands: np.ndarray, actions) -> np.ndarray:
+    """A combination can be played only with cards the hand holds: per rank, its count <= the hand's.
+
+    ``hands`` is ``(..., 15)`` broadcasting against the actions' counts.
+    """
+    return np.all(table.counts[actions] <= hands, axis=-1)
+
+
+def beats(table: ActionTable, actions, on_table) -> np.ndarray:
+    """Does each action beat the combination on the table?
+
+    Same type and same length (so the same number of cards) with a strictly
+    higher body rank; or a bomb on any non-bomb other than the rocket; or the
+    rocket, which nothing beats. Kickers never matter. Works elementwise.
+    """
+    actions, on_table = np.asarray(actions), np.asarray(on_table)
+    same_group = (actions >= table.beat_start[on_table]) & (actions < table.group_end[on_table])
+    is_bomb = (actions >= table.bomb_start) & (actions < table.bomb_end)
+    table_bomb = (on_table >= table.bomb_start) & (on_table < table.bomb_end)
+    bomb_on_plain = is_bomb & ~table_bomb & (on_table != table.rocket)
+    rocket = (actions == table.rocket) & (on_table != table.rocket)
+    return same_group | bomb_on_plain | rocket
 
 
 class LegalTables:

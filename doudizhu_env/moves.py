@@ -1,7 +1,8 @@
 """Legal moves for one hand, in card notation: the friendly face of the rules.
 
 These helpers work on strings for people, tests and tools; the batched engine
-uses the same predicates on arrays (:mod:`doudizhu_env.legal`).
+uses the same predicates on arrays (:func:`~doudizhu_env.legal.holds` and
+:func:`~doudizhu_env.legal.beats` of :mod:`doudizhu_env.legal`).
 """
 
 from __future__ import annotations
@@ -9,32 +10,9 @@ from __future__ import annotations
 import numpy as np
 
 from .actions import NUM_SPECIAL, PASS, Action, CombType, action_table
-from .cards import parse_hand
+from .cards import check_counts, parse_hand
+from .legal import beats, holds
 from .rules import Rules
-
-
-def holds(table, hands: np.ndarray, actions) -> np.ndarray:
-    """A combination can be played only with cards the hand holds: per rank, its count <= the hand's.
-
-    ``hands`` is ``(..., 15)`` broadcasting against the actions' counts.
-    """
-    return np.all(table.counts[actions] <= hands, axis=-1)
-
-
-def beats(table, actions, on_table) -> np.ndarray:
-    """Does each action beat the combination on the table?
-
-    Same type and same length (so the same number of cards) with a strictly
-    higher body rank; or a bomb on any non-bomb other than the rocket; or the
-    rocket, which nothing beats. Kickers never matter. Works elementwise.
-    """
-    actions, on_table = np.asarray(actions), np.asarray(on_table)
-    same_group = (actions >= table.beat_start[on_table]) & (actions < table.group_end[on_table])
-    is_bomb = (actions >= table.bomb_start) & (actions < table.bomb_end)
-    table_bomb = (on_table >= table.bomb_start) & (on_table < table.bomb_end)
-    bomb_on_plain = is_bomb & ~table_bomb & (on_table != table.rocket)
-    rocket = (actions == table.rocket) & (on_table != table.rocket)
-    return same_group | bomb_on_plain | rocket
 
 
 def _card_action(table, text: str) -> int:
@@ -44,17 +22,36 @@ def _card_action(table, text: str) -> int:
     return a
 
 
+def check_position(hand: str, counts: np.ndarray, last: str, last_counts: np.ndarray) -> None:
+    """Raise ``ValueError`` unless one deck holds the hand and the combination to beat together.
+
+    The combination on the table was played from another hand, so per rank the
+    two may together hold at most what a deck has: 4 of each rank 3..2, 1 small
+    joker, 1 big joker (``D`` against ``XD`` is impossible: there is one big joker).
+    """
+    check_counts(counts.astype(np.int64) + last_counts,
+                 f"the hand {hand!r} and the combination to beat {last!r} together")
+
+
 def legal_moves(hand: str, last: str | None = None, rules: Rules | str | None = None) -> list[str]:
     """Canonical names of every combination ``hand`` can play on ``last``.
 
     ``last=None`` means leading (any combination, no pass); otherwise the
     combinations that beat ``last`` plus ``"pass"``. Names are in table order.
+
+    Raises ``ValueError`` for an impossible position: cards that are no deck's
+    (more of a rank than a deck has, in the hand or in the hand and ``last``
+    together; see :func:`check_position`), or a ``last`` that is not a card
+    combination of ``rules``.
     """
     table = action_table(rules)
+    counts = parse_hand(hand)
     ids = np.arange(len(table))
-    ok = holds(table, parse_hand(hand), ids) & (ids >= NUM_SPECIAL)
+    ok = holds(table, counts, ids) & (ids >= NUM_SPECIAL)
     if last is not None:
-        ok &= beats(table, ids, _card_action(table, last))
+        on_table = _card_action(table, last)
+        check_position(hand, counts, last, table.counts[on_table])
+        ok &= beats(table, ids, on_table)
         ok[PASS] = True
     return [table.names[i] for i in np.flatnonzero(ok)]
 

@@ -50,20 +50,25 @@ import dataclasses
 
 import numpy as np
 
-from .actions import action_table
-from .cards import DECK_COUNTS, HAND_SIZE, HOLE_SIZE
+from .actions import BID0, BID3, DOUBLE, MAX_CHAIN_LENGTH, NO_DOUBLE, NUM_TYPES, action_table
+from .cards import DECK_COUNTS, DECK_SIZE, HAND_SIZE, HOLE_SIZE, NUM_RANKS
 from .engine import PLAY, ROLE_NAMES, State, role_of, take  # noqa: F401  (ROLE_NAMES: re-exported)
 
 HISTORY_MOVES = 15
-CARD_BITS = 54
+CARD_BITS = DECK_SIZE  # one bit per card of the deck
+#: Categories of the capped one-hot counts: log2 of the multiplier 0..15, bombs played 0..4.
+MULTIPLIER_LEVELS = 16
+BOMB_LEVELS = 5
+#: The most cards a hand holds (the landlord's 17 + 3), so ``cards_left`` has one more category.
+MAX_HAND = HAND_SIZE + HOLE_SIZE
 
 #: Card pieces: (name, number of 54-bit blocks).
 CARD_PIECES = (("hand", 1), ("hole", 1), ("played", 3), ("unseen", 1), ("to_beat", 1),
                ("history_cards", HISTORY_MOVES))
 #: One-hot pieces: (name, number of slots, categories per slot).
 ONE_HOT_PIECES = (("role", 1, 3), ("phase", 1, 4), ("landlord", 1, 3), ("bids", 3, 5), ("doubles", 3, 3),
-                  ("base", 1, 4), ("multiplier", 1, 16), ("cards_left", 3, 21), ("to_beat_seat", 1, 3),
-                  ("bombs", 1, 5), ("history_seats", HISTORY_MOVES, 3))
+                  ("base", 1, 4), ("multiplier", 1, MULTIPLIER_LEVELS), ("cards_left", 3, MAX_HAND + 1),
+                  ("to_beat_seat", 1, 3), ("bombs", 1, BOMB_LEVELS), ("history_seats", HISTORY_MOVES, 3))
 PIECES: tuple[tuple[str, int], ...] = tuple(
     [(name, blocks * CARD_BITS) for name, blocks in CARD_PIECES]
     + [(name, slots * size) for name, slots, size in ONE_HOT_PIECES]
@@ -80,8 +85,8 @@ _SLOT_START = np.concatenate([_OFFSETS[n].start + size * np.arange(k) for n, k, 
 _SLOT_SIZE = np.concatenate([np.full(k, size) for _, k, size in ONE_HOT_PIECES])
 
 # card bit j is set when the count of rank _CARD_COLUMNS[j] exceeds _CARD_LEVEL[j]
-_CARD_COLUMNS = np.concatenate([np.repeat(np.arange(13), 4), [13, 14]])
-_CARD_LEVEL = np.concatenate([np.tile(np.arange(4), 13), [0, 0]])
+_CARD_COLUMNS = np.repeat(np.arange(NUM_RANKS), DECK_COUNTS)
+_CARD_LEVEL = np.concatenate([np.arange(k) for k in DECK_COUNTS])
 
 
 def piece_slice(name: str) -> slice:
@@ -168,10 +173,10 @@ def _one_hot_values(state: State, seats: np.ndarray, last) -> np.ndarray:
         state.bids[rows, rel] + 1,
         state.doubles[rows, rel] + 1,
         state.base[:, None],
-        np.minimum(np.log2(state.multiplier).astype(np.int64), 15)[:, None],
+        np.minimum(np.log2(state.multiplier).astype(np.int64), MULTIPLIER_LEVELS - 1)[:, None],
         cards_left(state)[rows, rel],
         np.where(leading, -1, (state.table_seat - seats) % 3)[:, None],
-        np.minimum(state.bombs.astype(np.int64) + state.rocket, 4)[:, None],
+        np.minimum(state.bombs.astype(np.int64) + state.rocket, BOMB_LEVELS - 1)[:, None],
         np.where(valid, (who - seats[:, None]) % 3, -1),
     ], axis=1, dtype=np.int64)
 
@@ -209,9 +214,9 @@ def seat_view(state: State, games=None, seats=None) -> State:
 #: Features of an action (for Q(s, a) models), one row per action id.
 ACTION_PIECES: tuple[tuple[str, int], ...] = (
     ("cards", CARD_BITS),  # the cards it plays (zeros for pass, bids, doubling)
-    ("type", 17),  # one-hot CombType, the non-card kinds included
-    ("rank", 15),  # one-hot body rank (zeros for non-card actions)
-    ("length", 13),  # one-hot chain length 0..12 (1 for non-chains, 0 for non-card actions)
+    ("type", NUM_TYPES),  # one-hot CombType, the non-card kinds included
+    ("rank", NUM_RANKS),  # one-hot body rank (zeros for non-card actions)
+    ("length", MAX_CHAIN_LENGTH + 1),  # one-hot chain length 0..12 (1 for non-chains, 0 for non-card actions)
     ("value", 4),  # one-hot bid value for bids; [double, no_double] in the first two for doubling
 )
 ACTION_SIZE = sum(size for _, size in ACTION_PIECES)
@@ -222,12 +227,12 @@ def action_features(rules) -> np.ndarray:
     table = action_table(rules)
     ranks = table.ranks.astype(np.int64)
     value = np.full(len(table), -1, dtype=np.int64)
-    value[1:5] = np.arange(4)  # bid0..bid3
-    value[5:7] = np.arange(2)  # double, no_double
+    value[BID0 : BID3 + 1] = np.arange(BID3 - BID0 + 1)  # bid0..bid3
+    value[DOUBLE : NO_DOUBLE + 1] = np.arange(2)  # double, no_double
     return np.concatenate([
         card_bits(table.counts),
-        _one_hot(table.types.astype(np.int64), 17),
-        _one_hot(np.where(ranks >= 0, ranks, -1), 15),
-        _one_hot(table.lengths.astype(np.int64), 13),
+        _one_hot(table.types.astype(np.int64), NUM_TYPES),
+        _one_hot(np.where(ranks >= 0, ranks, -1), NUM_RANKS),
+        _one_hot(table.lengths.astype(np.int64), MAX_CHAIN_LENGTH + 1),
         _one_hot(value, 4),
     ], axis=1)

@@ -9,14 +9,11 @@ import math
 
 import numpy as np
 import pytest
+from helpers import DOUZERO, NO_ROCKET_KICKERS, RANKS, STANDARD
 
 from doudizhu_env import CombType, Rules, action_table, format_hand, parse_hand, type_counts
 
 C = math.comb
-STANDARD = Rules.preset("standard")
-DOUZERO = Rules.preset("douzero")
-NO_ROCKET_KICKERS = Rules.preset("standard", rocket_as_kickers=False)
-RANKS = "3456789TJQKA2XD"
 SPECIAL = ["pass", "bid0", "bid1", "bid2", "bid3", "double", "no_double"]
 
 

@@ -33,6 +33,35 @@ def test_more_of_a_rank_than_the_deck_is_an_error(n):
         legal_moves("3" * n)
 
 
+# -- a position no deal gives: the hand and the combination to beat exceed one deck -----
+
+
+@pytest.mark.parametrize(
+    "hand, last, rank, together, deck",
+    [
+        ("D", "XD", "D", 2, 1),  # one big joker, in the hand and in the rocket on the table
+        ("X", "X", "X", 2, 1),
+        ("33", "333", "3", 5, 4),
+        ("3333", "3333", "3", 8, 4),
+        ("4445553+6", "333444+X+D", "4", 6, 4),
+        ("2222XD", "XD", "X", 2, 1),
+        ("7777", "777+33", "7", 7, 4),
+    ],
+)
+def test_an_impossible_position_is_an_error(hand, last, rank, together, deck):
+    message = (f"impossible count in the hand {hand!r} and the combination to beat {last!r} together: "
+               f"{together} x {rank}, a deck holds {deck}")
+    with pytest.raises(ValueError, match=re.escape(message)):
+        legal_moves(hand, last)
+
+
+@pytest.mark.parametrize("hand, last, expected", [("D", "X", ["pass", "D"]), ("333", "3", ["pass"]),
+                                                  ("3", "333+4", ["pass"]), ("2222", "XD", ["pass"])])
+def test_a_position_one_deck_holds_is_answered(hand, last, expected):
+    # at the limit: the hand and the table together hold all of a rank
+    assert legal_moves(hand, last) == expected
+
+
 def test_format_hand_refuses_counts_no_deck_holds():
     counts = np.zeros(15, dtype=np.int64)
     counts[0] = 256
@@ -132,7 +161,8 @@ def test_wrapped_aec_env_refuses_a_bool():
         game.step(True)
     assert game.unwrapped.state is before
     game.step(np.int64(1))  # bid0, an integer id: still taken
-    assert game.unwrapped.state is not before
+    after = game.unwrapped.state
+    assert after.history_len[0] == before.history_len[0] + 1 and after.history[0, before.history_len[0]] == 1
 
 
 @pytest.mark.parametrize("perspective", [True, False, 1.0, "1", 3, -1])

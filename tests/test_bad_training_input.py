@@ -13,6 +13,8 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("yaml")
 
+from helpers import ROOT, TINY, small_config, small_model  # noqa: E402
+
 from agents.checkpoint import (  # noqa: E402
     CheckpointError,
     export_weights,
@@ -20,15 +22,12 @@ from agents.checkpoint import (  # noqa: E402
     read_checkpoint,
     save_checkpoint,
 )
-from agents.dmc import DMCAgent, DMCModel, ModelConfig, ModelOutputError  # noqa: E402
+from agents.dmc import DMCAgent, ModelOutputError  # noqa: E402
 from agents.registry import PRETRAINED  # noqa: E402
-from doudizhu_env import Rules, engine  # noqa: E402
+from doudizhu_env import engine  # noqa: E402
 from train.config import ConfigError, TrainConfig, load_config, resolve_device  # noqa: E402
 
-ROOT = Path(__file__).resolve().parent.parent
-TINY = str(ROOT / "configs" / "tiny.yaml")
-SMALL = ModelConfig(hidden=16, lstm_hidden=8, action_hidden=8, head_hidden=16)
-STANDARD = Rules.preset("standard")
+SMALL = small_config()
 
 
 # -- training options ---------------------------------------------------------------
@@ -106,11 +105,6 @@ def test_unknown_eval_opponents_fail_before_training(tmp_path):
 
 
 # -- checkpoints -----------------------------------------------------------------------
-
-
-def small_model(seed: int = 0) -> DMCModel:
-    torch.manual_seed(seed)
-    return DMCModel(STANDARD, SMALL)
 
 
 def test_new_checkpoints_carry_a_digest_and_old_files_still_load(tmp_path):

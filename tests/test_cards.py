@@ -4,10 +4,10 @@ import re
 
 import numpy as np
 import pytest
+from helpers import RANKS
 
 from doudizhu_env import format_hand, parse_hand
 
-RANKS = "3456789TJQKA2XD"
 DECK = np.array([4] * 13 + [1, 1])
 
 

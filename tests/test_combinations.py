@@ -5,13 +5,14 @@ Card strings may use the notation of RULES.md (`777+3+K`, `33-44-55`, `10`);
 `parse_hand` does not accept '+', so `cards()` drops it before `classify`.
 """
 
+import numpy as np
 import pytest
+from helpers import DOUZERO, NO_ROCKET_KICKERS, STANDARD
 
 from doudizhu_env import CombType, Rules, action_table, classify, legal_moves
+from doudizhu_env.actions import NUM_SPECIAL
+from doudizhu_env.legal import beats
 
-STANDARD = Rules.preset("standard")
-DOUZERO = Rules.preset("douzero")
-NO_ROCKET_KICKERS = Rules.preset("standard", rocket_as_kickers=False)
 BOTH = [STANDARD, DOUZERO]
 T = CombType
 
@@ -417,15 +418,17 @@ def test_index_special_actions():
 
 def test_ambiguous_reading_decides_what_beats_it():
     # the next player must beat the reading played
-    hand = "444555666777"
+    hand = "777888999TTT"
     on_plane3 = legal_moves(hand, "333444555+6+6+6", DOUZERO)
-    assert "444555666+7+7+7" in on_plane3
-    assert "555666777+4+4+4" in on_plane3
-    assert "444555666777" not in on_plane3
+    assert "777888999+T+T+T" in on_plane3
+    assert "888999TTT+7+7+7" in on_plane3
+    assert "777888999TTT" not in on_plane3
     on_plane4 = legal_moves(hand, "333444555666", DOUZERO)
-    assert on_plane4 == ["pass", "444555666777"]
-    # same cards, other reading, higher body rank
-    assert legal_moves(hand, "555666777+4+4+4", DOUZERO) == ["pass"]
+    assert on_plane4 == ["pass", "777888999TTT"]
+    assert "777888999+T+T+T" in legal_moves(hand, "444555666+3+3+3", DOUZERO)
+    # other cards, both plane-of-three readings above the hand's planes (bodies from J and from Q)
+    assert legal_moves(hand, "JJJQQQKKK+A+A+A", DOUZERO) == ["pass"]
+    assert legal_moves(hand, "QQQKKKAAA+J+J+J", DOUZERO) == ["pass"]
 
 
 # ---------------------------------------------------------------- beating
@@ -440,14 +443,16 @@ EVERY_TYPE = [
 
 @pytest.mark.parametrize("last", EVERY_TYPE)
 def test_bomb_beats_every_non_bomb(last):
-    # lowest bomb against the highest of each type
-    assert "3333" in legal_moves("3333", last)
+    # the lowest bomb the table leaves possible (no rank of the table: one deck) against the
+    # lowest and the highest of each type
+    bomb = next(c * 4 for c in "3456789TJQKA2" if c not in cards(last))
+    assert bomb in legal_moves(bomb, last)
 
 
 def test_bomb_beats_four_two():
-    assert "3333" in legal_moves("3333", "2222+3+4")
-    assert "3333" in legal_moves("3333", "2222+33+44")
-    assert "3333" in legal_moves("3333", "7777+3+K")
+    assert "3333" in legal_moves("3333", "2222+4+5")
+    assert "3333" in legal_moves("3333", "2222+44+55")
+    assert "3333" in legal_moves("3333", "7777+4+K")
 
 
 @pytest.mark.parametrize(
@@ -456,10 +461,16 @@ def test_bomb_beats_four_two():
 def test_higher_bomb_beats_lower(low, high):
     assert high in legal_moves(high, low)
     assert legal_moves(low, high) == ["pass"]
-    assert legal_moves(low, low) == ["pass"]
+    # a bomb against itself is no position (one deck holds one bomb of a rank): the rule itself
+    table = action_table(STANDARD)
+    assert not beats(table, table.index(low), table.index(low))
 
 
-@pytest.mark.parametrize("last", EVERY_TYPE + ["3333", "2222"])
+# every type at its lowest and highest that leaves the rocket to the hand (the table holds no joker)
+NO_JOKER = [t for t in EVERY_TYPE if "X" not in t and "D" not in t] + ["KKKAAA+Q+2", "2222+K+A"]
+
+
+@pytest.mark.parametrize("last", NO_JOKER + ["3333", "2222"])
 def test_rocket_beats_all(last):
     moves = legal_moves("XD", last)
     assert "XD" in moves
@@ -469,10 +480,11 @@ def test_rocket_beats_all(last):
 
 def test_nothing_beats_the_rocket():
     assert legal_moves("22223333AAAAKKKK", "XD") == ["pass"]
-    # legal_moves does not check that the hand and the table share no cards: even a second
-    # rocket must not beat the rocket ("The rocket beats everything"; nothing is above it).
+    # a second rocket is no position (one deck), but the rule must still say the rocket does not
+    # beat the rocket ("The rocket beats everything"; nothing is above it)
     for rules in BOTH:
-        assert legal_moves("XD2222", "XD", rules) == ["pass"], "the rocket must not beat the rocket"
+        table = action_table(rules)
+        assert not beats(table, table.rocket, table.rocket), "the rocket must not beat the rocket"
 
 
 @pytest.mark.parametrize(
@@ -492,9 +504,9 @@ def test_nothing_beats_the_rocket():
         ("456789", "34567", ["45678", "56789"], ["456789"]),
         ("3456789", "345678", ["456789"], ["34567", "45678", "3456789"]),
         ("44556677", "334455", ["445566", "556677"], ["44556677", "4455", "44"]),
-        ("444555666", "333444", ["444555", "555666"], ["444555666"]),
-        ("444555666", "333444555", ["444555666"], ["444555", "555666"]),
-        ("44455567", "333444+5+6", ["444555+6+7"], ["444555", "444+5", "555+6"]),
+        ("555666777", "333444", ["555666", "666777"], ["555666777"]),
+        ("666777888", "333444555", ["666777888"], ["666777", "777888"]),
+        ("55566678", "333444+9+T", ["555666+7+8"], ["555666", "555+6", "666+7"]),
     ],
 )
 def test_same_type_and_length(hand, last, beaten_by, not_beaten_by):
@@ -510,9 +522,9 @@ def test_same_type_and_length(hand, last, beaten_by, not_beaten_by):
     [
         # kickers never matter: a higher body wins over higher kickers, a lower body never does
         ("4443", "333+2", "444+3"),
-        ("44433", "333+22", "444+33"),
-        ("4445553+6", "333444+X+D", "444555+3+6"),
-        ("44455533+66", "333444+22+AA", "444555+33+66"),
+        ("44455", "333+22", "444+55"),
+        ("5556667+8", "333444+X+D", "555666+7+8"),
+        ("55566677+88", "333444+22+AA", "555666+77+88"),
         ("8888+3+4", "7777+2+D", "8888+3+4"),
         ("8888+33+44", "7777+22+AA", "8888+33+44"),
     ],
@@ -524,18 +536,31 @@ def test_kickers_never_matter(hand, last, move):
 @pytest.mark.parametrize(
     "hand, last, move",
     [
-        ("333D", "333+4", "333+D"),
-        ("33322", "333+44", "333+22"),
-        ("3334442D", "333444+5+6", "333444+2+D"),
+        ("333D", "444+5", "333+D"),
+        ("33322", "444+55", "333+22"),
+        ("3334442D", "555666+7+8", "333444+2+D"),
         ("3332D", "444+3", "333+D"),
-        ("77772D", "7777+3+4", "7777+2+D"),
-        ("777722AA", "7777+33+44", "7777+AA+22"),
-        ("666777AA22", "777888+33+44", "666777+AA+22"),
+        ("77772D", "8888+3+4", "7777+2+D"),
+        ("777722AA", "8888+33+44", "7777+AA+22"),
+        ("666777AA22", "888999+33+44", "666777+AA+22"),
     ],
 )
-def test_equal_or_lower_body_with_higher_kickers_does_not_beat(hand, last, move):
+def test_lower_body_with_higher_kickers_does_not_beat(hand, last, move):
     assert move in legal_moves(hand, None)
     assert move not in legal_moves(hand, last)
+
+
+@pytest.mark.parametrize("rules", BOTH, ids=["standard", "douzero"])
+def test_equal_body_with_higher_kickers_does_not_beat(rules):
+    # equal bodies of triples and fours are no position (one deck), so the rule itself, over the
+    # whole table: neither the action itself nor the last of its group with the same body rank
+    # (sorted by kickers, so the highest kickers) beats it
+    table = action_table(rules)
+    ids = np.arange(NUM_SPECIAL, len(table))
+    assert not beats(table, ids, ids).any()
+    same_body = table.beat_start[ids] - 1
+    assert np.all(table.ranks[same_body] == table.ranks[ids])
+    assert not beats(table, same_body, ids).any()
 
 
 @pytest.mark.parametrize(
@@ -567,7 +592,7 @@ def test_longer_chain_does_not_beat_shorter():
     assert set(moves) == {"pass", "45678", "56789"}
     assert legal_moves("45678", "345678") == ["pass"]
     assert legal_moves("445566", "33445566") == ["pass"]
-    assert legal_moves("444555666", "333444555666") == ["pass"]
+    assert legal_moves("777888999", "333444555666") == ["pass"]
 
 
 def test_four_two_types_beat_only_their_own_kind():
@@ -584,7 +609,7 @@ def test_leading_never_includes_pass(hand, rules):
 
 
 @pytest.mark.parametrize("rules", BOTH, ids=["standard", "douzero"])
-@pytest.mark.parametrize("hand, last", [("3", "4"), ("", "3"), ("XD", "3"), ("2222XD", "XD"), ("4", "3")])
+@pytest.mark.parametrize("hand, last", [("3", "4"), ("", "3"), ("XD", "3"), ("2222", "XD"), ("4", "3")])
 def test_following_always_includes_pass(hand, last, rules):
     moves = legal_moves(hand, last, rules)
     assert moves[0] == "pass" and moves.count("pass") == 1

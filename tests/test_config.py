@@ -7,13 +7,15 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("yaml")
+yaml = pytest.importorskip("yaml")
 pytest.importorskip("torch")
+
+from helpers import ROOT  # noqa: E402
 
 from agents.dmc import ModelConfig  # noqa: E402
 from train.config import ConfigError, TrainConfig, _flat_fields, load_config, parse_args  # noqa: E402
 
-CONFIGS = Path(__file__).resolve().parent.parent / "configs"
+CONFIGS = ROOT / "configs"
 
 
 def write(tmp_path: Path, text: str) -> str:
@@ -39,6 +41,11 @@ def test_defaults_without_a_file():
 @pytest.mark.parametrize("name", ["tiny.yaml", "default.yaml"])
 def test_shipped_configs_load(name):
     cfg = load_config(str(CONFIGS / name))
+    data = yaml.safe_load((CONFIGS / name).read_text())
+    # every value of the file is the config's, the model's sizes included
+    model = data.pop("model")
+    assert model and {k: getattr(cfg.model, k) for k in model} == model
+    assert {k: getattr(cfg, k) for k in data} == data
     assert isinstance(cfg.model, ModelConfig)
     assert cfg.run_name == name.removesuffix(".yaml")
 
@@ -164,6 +171,8 @@ _NEW_VALUES = {
     "device": ("cpu", "cpu"),
     "history": ("mlp", "mlp"),
     "eval_opponents": ("[rule, random]", ["rule", "random"]),
+    "backend": ("ray", "ray"),
+    "ray_address": ("auto", "auto"),
 }
 
 

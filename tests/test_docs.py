@@ -7,14 +7,14 @@ import dataclasses
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 pytest.importorskip("mkdocs")
 yaml = pytest.importorskip("yaml")
 
-ROOT = Path(__file__).resolve().parent.parent
+from helpers import ROOT  # noqa: E402
+
 sys.path.insert(0, str(ROOT))
 import mkdocs_hooks  # noqa: E402
 

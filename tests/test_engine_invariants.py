@@ -1,8 +1,8 @@
 """Properties of random games played with ``sample_legal`` (hypothesis over seeds and batch sizes)."""
 
-import dataclasses
 
 import numpy as np
+from helpers import state_fields
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -45,10 +45,6 @@ def final(seed, num_games, rules="standard"):
     for _, _, new in trajectory(seed, num_games, rules):
         state = new
     return state
-
-
-def fields(state):
-    return {f.name: getattr(state, f.name) for f in dataclasses.fields(state) if f.name != "rules"}
 
 
 def history_counts(state):
@@ -141,7 +137,7 @@ def test_every_game_ends(seed, num_games, rules):
 @SETTINGS
 def test_same_seed_same_games(seed, num_games):
     a, b = final(seed, num_games), final(seed, num_games)
-    for name, value in fields(a).items():
+    for name, value in state_fields(a).items():
         np.testing.assert_array_equal(value, getattr(b, name), err_msg=name)
 
 
@@ -149,7 +145,7 @@ def test_same_seed_same_games(seed, num_games):
 @SETTINGS
 def test_a_game_does_not_depend_on_its_batch(seed, small, extra, rules):
     def assert_prefix(s, big):
-        for name, value in fields(s).items():
+        for name, value in state_fields(s).items():
             np.testing.assert_array_equal(value, getattr(big, name)[:small], err_msg=name)
 
     s = reset(seed, small, rules)
@@ -167,7 +163,7 @@ def test_auto_reset_deals_a_new_hand(seed, num_games, rules):
         assert not s.done.any()
         np.testing.assert_array_equal(s.ended, plain.done)
         np.testing.assert_array_equal(s.rewards, plain.rewards)
-        for name, value in fields(s).items():  # games that did not end: as without auto_reset
+        for name, value in state_fields(s).items():  # games that did not end: as without auto_reset
             np.testing.assert_array_equal(value[~s.ended], getattr(plain, name)[~s.ended], err_msg=name)
         for i in np.flatnonzero(s.ended):
             assert s.episode[i] == prev.episode[i] + 1 and s.redeals[i] == 0

@@ -4,6 +4,7 @@ import dataclasses
 
 import numpy as np
 import pytest
+from helpers import action_ids, play_names, state_fields
 
 from doudizhu_env import Rules, action_table, parse_hand
 from doudizhu_env.cards import DECK_COUNTS
@@ -44,18 +45,9 @@ def start(deal=BASIC, rules=None, num_games=1):
     return reset(0, num_games, rules, deals=[deal] * num_games)
 
 
-def ids(state, *names):
-    table = action_table(state.rules)
-    return np.array([table.index(n) for n in names])
-
-
 def play(names, deal=BASIC, rules=None, state=None):
-    """Play action names one at a time in a single game."""
-    state = start(deal, rules) if state is None else state
-    for name in names:
-        assert not state.done[0], f"the hand is over before {name!r}"
-        state = step(state, ids(state, name))
-    return state
+    """Play action names one at a time in a single game (``deal`` under ``rules``, or ``state``)."""
+    return play_names(start(deal, rules) if state is None else state, names)
 
 
 def points(landlord, landlord_won, base, mult):
@@ -66,12 +58,8 @@ def points(landlord, landlord_won, base, mult):
     return p
 
 
-def fields(state):
-    return {f.name: getattr(state, f.name) for f in dataclasses.fields(state) if f.name != "rules"}
-
-
 def assert_same(a, b, skip=()):
-    for name, value in fields(a).items():
+    for name, value in state_fields(a).items():
         if name not in skip:
             np.testing.assert_array_equal(value, getattr(b, name), err_msg=name)
 
@@ -268,9 +256,9 @@ def test_douzero_scoring(moves, mult):
 def test_bids_must_rise(before, bad, legal):
     s = start(num_games=2)
     for name in before:
-        s = step(s, ids(s, name, name))
+        s = step(s, action_ids(s, name, name))
     with pytest.raises(IllegalActionError) as err:
-        step(s, ids(s, legal[0], bad))  # game 0 is fine, game 1 is not
+        step(s, action_ids(s, legal[0], bad))  # game 0 is fine, game 1 is not
     msg = str(err.value)
     assert "game 1" in msg and repr(bad) in msg and "bidding" in msg
     assert f"legal: [{', '.join(legal)}]" in msg
@@ -324,18 +312,18 @@ def test_landlord_leads_and_may_not_pass():
     assert s.phase[0] == PLAY and s.to_act[0] == 0 and s.leading[0]
     assert not legal_action_mask(s)[0, 0]
     with pytest.raises(IllegalActionError, match="'pass'.*play phase"):
-        step(s, ids(s, "pass"))
+        step(s, action_ids(s, "pass"))
 
 
 def test_after_two_passes_the_last_player_leads_anything():
     s = play(BIDS[1] + NO_DOUBLES + ["9", "T", "pass"])
     assert not s.leading[0]
     with pytest.raises(IllegalActionError):
-        step(s, ids(s, "3"))  # the landlord's 3 does not beat T
+        step(s, action_ids(s, "3"))  # the landlord's 3 does not beat T
     s = play(["pass"], state=s)
     assert s.to_act[0] == 1 and s.leading[0] and s.table_action[0] == -1
     with pytest.raises(IllegalActionError):
-        step(s, ids(s, "pass"))
+        step(s, action_ids(s, "pass"))
     s = play(["3"], state=s)  # lower than the T on the table before
     assert s.table_seat[0] == 1 and s.hands[0, 1].sum() == 15
 
@@ -344,11 +332,11 @@ def test_stepping_a_finished_game_is_a_noop():
     s = start(num_games=2)
     names = BIDS[1] + NO_DOUBLES + SPRING_PLAY
     for name in names:
-        s = step(s, ids(s, name, "bid0"))  # game 1 keeps passing (and redealing)
+        s = step(s, action_ids(s, name, "bid0"))  # game 1 keeps passing (and redealing)
     assert s.done[0] and not s.done[1]
-    after = step(s, np.array([999_999, int(ids(s, "bid0")[0])]))  # game 0's action is ignored
+    after = step(s, np.array([999_999, int(action_ids(s, "bid0")[0])]))  # game 0's action is ignored
     assert after.done[0] and not after.ended[0] and after.rewards[0].tolist() == [0, 0, 0]
-    for name, value in fields(s).items():
+    for name, value in state_fields(s).items():
         if name not in ("rewards", "ended"):
             np.testing.assert_array_equal(value[0], getattr(after, name)[0], err_msg=name)
     assert after.history_len[1] == s.history_len[1] + 1
@@ -376,11 +364,11 @@ def test_out_of_range_action_raises():
 def test_illegal_step_leaves_the_input_unchanged(moves, bad):
     s = start(num_games=2)
     for name in moves:
-        s = step(s, ids(s, name, name))
-    before = {name: np.copy(value) for name, value in fields(s).items()}
+        s = step(s, action_ids(s, name, name))
+    before = {name: np.copy(value) for name, value in state_fields(s).items()}
     legal = np.flatnonzero(legal_action_mask(s)[0])[0]
     with pytest.raises(IllegalActionError, match="game 1"):
-        step(s, np.array([legal, ids(s, bad)[0]]))
+        step(s, np.array([legal, action_ids(s, bad)[0]]))
     for name, value in before.items():
         np.testing.assert_array_equal(value, getattr(s, name), err_msg=name)
 

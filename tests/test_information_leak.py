@@ -14,6 +14,7 @@ import dataclasses
 
 import numpy as np
 import pytest
+from helpers import random_states, state_fields
 
 from doudizhu_env import engine, format_hand
 from doudizhu_env.cards import NUM_RANKS
@@ -26,11 +27,7 @@ PER_PHASE = 40
 def random_positions(rules, seed, num_games=48):
     """Snapshots of random games at every step, then up to PER_PHASE (snapshot, game) per phase."""
     rng = np.random.default_rng(seed)
-    state = engine.reset(rng, num_games, rules)
-    snapshots = [state]
-    while not state.done.all():
-        state = engine.step(state, engine.sample_legal(state, rng))
-        snapshots.append(state)
+    snapshots = list(random_states(rules, rng, num_games))
     positions = []
     for phase in PHASES:
         pairs = [(t, g) for t, s in enumerate(snapshots) for g in np.flatnonzero(s.phase == phase)]
@@ -74,10 +71,6 @@ def swap_hidden(state, observer, rng):
     )
 
 
-def view_fields(view):
-    return {f.name: getattr(view, f.name) for f in dataclasses.fields(view) if f.name != "rules"}
-
-
 @pytest.mark.parametrize("rules", ["standard", "douzero"])
 def test_swapping_hidden_cards_changes_no_observation(rules):
     rng = np.random.default_rng(123)
@@ -89,14 +82,14 @@ def test_swapping_hidden_cards_changes_no_observation(rules):
         for observer in range(3):
             seats = np.array([observer])
             obs = observe(state, seats)
-            view = view_fields(seat_view(state, seats=seats))
+            view = state_fields(seat_view(state, seats=seats))
             for _ in range(2):
                 other = swap_hidden(state, observer, rng)
                 assert other.hands.sum() == state.hands.sum()
                 changed += not np.array_equal(other.hands, state.hands)
                 checks += 1
                 np.testing.assert_array_equal(observe(other, seats), obs, err_msg=f"phase {state.phase[0]}")
-                for name, value in view_fields(seat_view(other, seats=seats)).items():
+                for name, value in state_fields(seat_view(other, seats=seats)).items():
                     np.testing.assert_array_equal(value, view[name], err_msg=name)
     assert changed > checks // 2  # the swaps were not vacuous
 

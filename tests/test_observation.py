@@ -2,9 +2,10 @@
 
 import numpy as np
 import pytest
+from helpers import play_names
 
 from doudizhu_env import action_table, parse_hand
-from doudizhu_env.engine import Deal, reset, step
+from doudizhu_env.engine import Deal, reset
 from doudizhu_env.observation import (
     ACTION_SIZE,
     OBS_SIZE,
@@ -20,10 +21,7 @@ TABLE = action_table()
 
 
 def play(names):
-    state = reset(0, 1, deals=[DEAL])
-    for name in names:
-        state = step(state, np.array([TABLE.index(name)]))
-    return state
+    return play_names(reset(0, 1, deals=[DEAL]), names)
 
 
 def piece(obs, name):

@@ -6,10 +6,10 @@ import re
 import subprocess
 import sys
 import tomllib
-from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import ROOT
 
 from doudizhu_env import engine, play, records
 from doudizhu_env.actions import BID0, DOUBLE, NO_DOUBLE, PASS, action_table
@@ -17,7 +17,6 @@ from doudizhu_env.cards import DECK_COUNTS, format_hand, parse_hand
 from doudizhu_env.rules import Rules
 from doudizhu_env.tableview import Style
 
-ROOT = Path(__file__).resolve().parent.parent
 PROMPTS = {
     "bid": r"your bid \([^\n]*\): ",
     "double": r"(re)?double\? \(y/n\): ",

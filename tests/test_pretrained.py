@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 import torch
+from helpers import STANDARD
 
 from agents.arena import run_arena
 from agents.checkpoint import CheckpointError, export_weights, load_model, read_checkpoint, save_checkpoint
@@ -10,8 +11,6 @@ from agents.dmc import DMCAgent, DMCModel, ModelConfig
 from agents.registry import PRETRAINED, make_agent
 from doudizhu_env import engine
 from doudizhu_env.rules import Rules
-
-STANDARD = Rules.preset("standard")
 
 
 def test_shipped_weights_are_a_plain_weights_only_file():

@@ -5,6 +5,7 @@ import json
 
 import numpy as np
 import pytest
+from helpers import random_states
 
 from agents.arena import run_arena
 from doudizhu_env import engine, records, replay
@@ -24,12 +25,7 @@ RULES = {
 
 def random_games(rules, n, seed, steps=None):
     """``n`` games of uniformly random legal play, to the end (or ``steps`` decisions)."""
-    state = engine.reset(seed, n, rules)
-    rng = np.random.default_rng(seed)
-    k = 0
-    while not state.done.all() and (steps is None or k < steps):
-        state = engine.step(state, engine.sample_legal(state, rng))
-        k += 1
+    *_, state = random_states(rules, seed, n, None if steps is None else steps + 1)
     return state
 
 

@@ -14,7 +14,6 @@ import subprocess
 import sys
 import textwrap
 import time
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -23,8 +22,10 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("yaml")
 pytest.importorskip("tensorboard")
 
+from helpers import ROOT, STANDARD, TINY, small_config, small_model  # noqa: E402
+
 from agents.checkpoint import CheckpointError, load_model, read_checkpoint, save_checkpoint  # noqa: E402
-from agents.dmc import POSITIONS, DMCAgent, DMCModel, ModelConfig, positions, segment_argmax  # noqa: E402
+from agents.dmc import POSITIONS, DMCAgent, ModelConfig, positions, segment_argmax  # noqa: E402
 from doudizhu_env import engine  # noqa: E402
 from doudizhu_env.actions import BID0, PASS  # noqa: E402
 from doudizhu_env.engine import MAX_HISTORY  # noqa: E402
@@ -42,10 +43,7 @@ from train.config import TrainConfig, load_config  # noqa: E402
 from train.dmc import train  # noqa: E402
 from train.learner import Learner  # noqa: E402
 
-ROOT = Path(__file__).resolve().parent.parent
-TINY = str(ROOT / "configs" / "tiny.yaml")
-SMALL = ModelConfig(hidden=16, lstm_hidden=8, action_hidden=8, head_hidden=16)
-STANDARD = Rules.preset("standard")
+SMALL = small_config()
 
 LOSS_TAGS = {f"loss/{p}" for p in POSITIONS} | {"loss/all"}
 RETURN_TAGS = {f"return/{p}" for p in POSITIONS}
@@ -205,11 +203,6 @@ def test_command_line_run_shows_progress_and_says_where_its_outputs_are(tmp_path
 
 
 # -- checkpoints -----------------------------------------------------------------
-
-
-def small_model(rules=STANDARD, cfg=SMALL, seed=0) -> DMCModel:
-    torch.manual_seed(seed)
-    return DMCModel(rules, cfg)
 
 
 def test_checkpoint_round_trip(tmp_path):

@@ -11,6 +11,7 @@ import dataclasses
 import numpy as np
 import pytest
 import torch
+from helpers import random_states
 
 from agents.dmc import DMCAgent, DMCModel, ModelConfig
 from doudizhu_env import engine
@@ -24,20 +25,16 @@ def rules_of(preset: str, bidding: bool) -> Rules:
     return dataclasses.replace(Rules.preset(preset), bidding=bidding)
 
 
-def random_states(rules: Rules, seed: int, num_games: int = 64, steps: int = 400):
+def random_play(rules: Rules, seed: int, num_games: int = 64, steps: int = 400):
     """Every state of ``num_games`` random games stepped ``steps`` times (auto-reset)."""
-    rng = np.random.default_rng(seed)
-    state = engine.reset(rng, num_games, rules)
-    for _ in range(steps):
-        yield state
-        state = engine.step(state, engine.sample_legal(state, rng), auto_reset=True)
+    return random_states(rules, np.random.default_rng(seed), num_games, steps, auto_reset=True)
 
 
 @pytest.mark.parametrize(("preset", "bidding"), CASES)
 def test_observe_of_a_seat_view_equals_observe_of_the_state(preset, bidding):
     rules = rules_of(preset, bidding)
     checked, phases = 0, set()
-    for t, state in enumerate(random_states(rules, seed=len(preset) + bidding)):
+    for t, state in enumerate(random_play(rules, seed=len(preset) + bidding)):
         if t % 4:
             continue
         phases |= set(np.unique(state.phase).tolist())
@@ -54,7 +51,7 @@ def test_observe_of_a_seat_view_equals_observe_of_the_state(preset, bidding):
 
 @pytest.mark.parametrize(("preset", "bidding"), CASES)
 def test_cards_left_counts_the_hands_from_public_facts(preset, bidding):
-    for state in random_states(rules_of(preset, bidding), seed=7, num_games=32, steps=200):
+    for state in random_play(rules_of(preset, bidding), seed=7, num_games=32, steps=200):
         np.testing.assert_array_equal(cards_left(state), state.hands.sum(axis=2))
 
 
@@ -65,7 +62,7 @@ def test_a_model_picks_the_same_actions_from_the_state_and_from_the_view(preset,
     model = DMCModel(rules, ModelConfig(hidden=32, lstm_hidden=16, action_hidden=16, head_hidden=32))
     agent = DMCAgent(model)  # greedy
     decided = 0
-    for t, state in enumerate(random_states(rules, seed=3, num_games=32, steps=240)):
+    for t, state in enumerate(random_play(rules, seed=3, num_games=32, steps=240)):
         if t % 3:
             continue
         live = np.flatnonzero(~state.done)

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 import yaml
 
 from agents.dmc import ModelConfig
+from agents.ray_arena import BACKENDS
 from doudizhu_env.rewards import OBJECTIVES as REWARD_OF_OBJECTIVE
 
 OBJECTIVES = tuple(REWARD_OF_OBJECTIVE)  # adp, wp, logadp: see doudizhu_env.rewards.OBJECTIVES
@@ -103,6 +104,27 @@ class TrainConfig:
     """torch threads per process."""
     device: str = "auto"
     """Learner device: ``cpu``, ``cuda`` or ``auto`` (cuda when available)."""
+    backend: str = "local"
+    """Where the actors run: ``local`` (``num_actors`` processes on this machine, sharing the model's
+    memory) or ``ray`` (``num_actors`` Ray actors anywhere on a Ray cluster, weights broadcast
+    through its object store; needs the ``ray`` extra, ``pip install -e ".[ray]"``). The learner,
+    checkpoints, logs and evaluations run in this process either way."""
+    ray_address: str = ""
+    """With ``backend: ray``, the cluster: empty starts a local Ray instance for the run (stopped at
+    the end), ``auto`` joins the cluster started on this machine by ``ray start``, ``HOST:PORT`` the
+    one of that head node."""
+    ray_actor_num_cpus: float = 1.0
+    """With ``backend: ray``, CPUs each actor reserves (Ray's ``num_cpus``)."""
+    ray_actor_num_gpus: float = 0.0
+    """With ``backend: ray``, GPUs each actor reserves (Ray's ``num_gpus``; fractions share one), which
+    places the actors on GPU nodes; the actors' model still plays on the CPU."""
+    ray_chunks_in_flight: int = 2
+    """With ``backend: ray``, the back-pressure: ``collect`` calls each actor has outstanding. At most
+    ``num_actors`` times this many chunks are made and not yet taken by the learner."""
+    ray_broadcast_updates: int = 4
+    """With ``backend: ray``, learner updates between two weight broadcasts to the actors (the local
+    backend's actors see every update). A broadcast costs the learner about one tenth of an update
+    of the default config; the actors' chunks in flight are older than 4 updates anyway."""
     model: ModelConfig = field(default_factory=ModelConfig)
     """Network sizes (see :class:`agents.dmc.ModelConfig`)."""
 
@@ -115,7 +137,8 @@ class TrainConfig:
             raise ConfigError(f"objective must be one of {OBJECTIVES}, got {self.objective!r}")
         if self.rules not in ("standard", "douzero"):
             raise ConfigError(f"rules must be 'standard' or 'douzero', got {self.rules!r}")
-        for name in ("games_per_actor", "batch_size", "queue_size", "chunk_size", "buffer_size", "threads"):
+        for name in ("games_per_actor", "batch_size", "queue_size", "chunk_size", "buffer_size", "threads",
+                     "ray_chunks_in_flight", "ray_broadcast_updates"):
             if getattr(self, name) < 1:
                 raise ConfigError(f"{name} must be >= 1, got {getattr(self, name)}")
         if not 0.0 <= self.fixed_landlord_share <= 1.0:
@@ -138,8 +161,19 @@ class TrainConfig:
         if not self.run_name or self.run_name in (".", "..") or re.search(r"[/\\]", self.run_name):
             raise ConfigError(f"run_name must be a plain folder name (no '/', '\\', '.' or '..'), "
                               f"got {self.run_name!r}: the run goes to out_dir/run_name")
+        self._check_backend()
         if not _DEVICE.fullmatch(self.device):
             raise ConfigError(f"device must be auto, cpu, cuda, cuda:N or mps, got {self.device!r}")
+
+    def _check_backend(self) -> None:
+        if self.backend not in BACKENDS:
+            raise ConfigError(f"backend must be one of {BACKENDS}, got {self.backend!r}")
+        if self.backend == "ray" and self.num_actors < 1:
+            raise ConfigError(f"backend: ray needs num_actors >= 1 (Ray actors), got {self.num_actors}; "
+                              "num_actors: 0 (one actor in the learner's process) is the local backend's")
+        for name in ("ray_actor_num_cpus", "ray_actor_num_gpus"):
+            if getattr(self, name) < 0:
+                raise ConfigError(f"{name} must be >= 0, got {getattr(self, name)}")
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)

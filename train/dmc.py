@@ -21,6 +21,8 @@ How it works, top to bottom:
    (observation, action, position, Monte-Carlo target) samples through a
    bounded queue. With ``num_actors: 0`` one actor runs in this process,
    alternating with the learner, and the whole run is deterministic.
+   With ``backend: ray`` the actors are Ray actors on a Ray cluster instead
+   (:mod:`train.ray_backend`), and everything else is the same.
 3. The learner (this process) takes fixed-size batches from a bounded
    buffer, regresses Q(s, a) on the targets with Adam, and updates the shared
    weights in place.
@@ -245,6 +247,19 @@ def _drain(q) -> None:
         return
 
 
+def actors_of(cfg: TrainConfig):
+    """The function that runs a run's actors until it is done: inline, local processes, or Ray actors.
+
+    ``backend: ray`` without Ray installed raises ``ConfigError`` saying how to install it.
+    """
+    if cfg.backend == "ray":
+        from .ray_backend import check_ray, run_ray
+
+        check_ray()
+        return run_ray
+    return run_inline if cfg.num_actors == 0 else run_processes
+
+
 def check_opponents(cfg: TrainConfig) -> None:
     """Build each of ``eval_opponents`` once, so that a bad one fails now rather than after the training."""
     if not cfg.eval_deals:
@@ -263,10 +278,11 @@ def check_opponents(cfg: TrainConfig) -> None:
 def train(cfg: TrainConfig, resume: bool = False) -> dict:
     """Run training to the end of its budget; returns the final evaluation."""
     check_opponents(cfg)
+    actors = actors_of(cfg)
     torch.set_num_threads(cfg.threads)
     run = Run(cfg, resume)
     run.writer.add_text("config", "```\n" + json.dumps(cfg.to_dict(), indent=2) + "\n```", 0)
-    (run_inline if cfg.num_actors == 0 else run_processes)(run)
+    actors(run)
     run.maybe_log(force=True)
     run.checkpoint()
     report = run.evaluate() if cfg.eval_deals else {}

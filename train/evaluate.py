@@ -7,17 +7,21 @@ Examples::
     python -m train.evaluate --seats rule random random --save-deals deals.json --json out.json
     python -m train.evaluate --seats rule random random --games 10 --record games.jsonl
     python -m train.evaluate --landlord douzero:ckpts/ --farmers rule --rules douzero
+    python -m train.evaluate --landlord rule --farmers random --games 100000 --backend ray --ray-address auto
 
 ``--landlord X --farmers Y`` is the line-up ``X, Y, Y``. With bidding on (the
 standard rules) the positions are seats and the roles come from the bidding;
 with ``--fixed-landlord`` (or ``--rules douzero``) the positions are the roles
 landlord, landlord_down, landlord_up. ``--games`` counts deals: each is played
 once per rotation of the line-up (``--duplicate rotate``, the default).
+``--backend ray`` plays the chunks of deals as Ray tasks over a cluster
+(:mod:`agents.ray_arena`); the report is the same as the local pool's.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 import time
@@ -31,6 +35,7 @@ from agents.arena import (
     run_arena,
     save_deals,
 )
+from agents.ray_arena import BACKENDS, ClusterUnreachable, import_ray, ray_pool, ray_session
 from doudizhu_env.rules import Rules
 
 
@@ -46,7 +51,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--fixed-landlord", action="store_true", help="no bidding: the deal gives the landlord")
     p.add_argument("--duplicate", choices=DUPLICATE_MODES, default="rotate")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--workers", type=int, default=1, help="processes (results do not depend on it)")
+    p.add_argument("--workers", type=int, help="processes (default 1), or with --backend ray the chunks "
+                   "played at once (default: the cluster's CPUs); results do not depend on it")
+    p.add_argument("--backend", choices=BACKENDS, default="local",
+                   help="where the chunks are played: local (this process or --workers processes, the "
+                        "default) or ray (Ray tasks over a cluster; needs pip install -e '.[ray]')")
+    p.add_argument("--ray-address", default="", help="with --backend ray, the cluster: auto (the one "
+                   "`ray start` started here) or HOST:PORT; default: a local Ray instance for this run")
     p.add_argument("--chunk-size", type=int, default=200, help="deals per chunk (results depend on it)")
     p.add_argument("--deals", help="load deals from this JSON file instead of shuffling")
     p.add_argument("--save-deals", help="write the deals played to this JSON file")
@@ -65,7 +76,7 @@ def resolve_args(args) -> tuple[list[str], Rules]:
     else:
         raise ValueError("no line-up: give --landlord and --farmers, or --seats A B C")
     for name in ("games", "workers", "chunk_size"):
-        if getattr(args, name) < 1:
+        if getattr(args, name) is not None and getattr(args, name) < 1:
             raise ValueError(f"--{name.replace('_', '-')} must be at least 1, got {getattr(args, name)}")
     rules = Rules.preset(args.rules)
     if args.fixed_landlord:
@@ -82,6 +93,19 @@ def check_agents(lineup: list[str], rules: Rules) -> None:
             make_agent(spec, rules=rules)
         except (ValueError, OSError, ImportError) as err:
             raise ValueError(f"agent {spec!r}: {err}") from err
+
+
+@contextlib.contextmanager
+def chunk_pool(backend: str, address: str, workers: int | None):
+    """The ``pool`` of :func:`agents.arena.run_arena` for ``--backend``: None (local) or Ray tasks.
+
+    For ``ray``, connected (or a local instance started) for the block.
+    """
+    if backend == "local":
+        yield None
+        return
+    with ray_session(address, num_cpus=workers):
+        yield ray_pool(workers)
 
 
 def read_deals(path: str) -> list:
@@ -105,18 +129,25 @@ def main(argv=None) -> dict:
         deals = read_deals(args.deals) if args.deals else make_deals(args.seed, args.games, rules,
                                                                        args.chunk_size)
         check_agents(lineup, rules)
+        if args.backend == "ray":
+            import_ray()
     except (ValueError, OSError, ImportError) as err:
         parser.exit(2, f"{parser.prog}: error: {' '.join(str(err).split())}\n")
     if args.save_deals:
         save_deals(deals, args.save_deals)
     start = time.perf_counter()
-    report = run_arena(lineup, rules=rules, duplicate=args.duplicate, seed=args.seed, deals=deals,
-                       workers=args.workers, chunk_size=args.chunk_size, progress=not args.no_progress,
-                       record=args.record)
+    try:
+        with chunk_pool(args.backend, args.ray_address, args.workers) as pool:
+            report = run_arena(lineup, rules=rules, duplicate=args.duplicate, seed=args.seed, deals=deals,
+                               workers=args.workers or 1, chunk_size=args.chunk_size,
+                               progress=not args.no_progress, record=args.record, pool=pool)
+    except ClusterUnreachable as err:
+        parser.exit(2, f"{parser.prog}: error: --ray-address: {' '.join(str(err).split())}\n")
     elapsed = time.perf_counter() - start
     report["timing"] = {"seconds": elapsed, "deals_per_s": len(deals) / elapsed,
                         "games_per_s": report["config"]["games"] / elapsed,
-                        "decisions_per_s": report["decisions"] / elapsed, "workers": args.workers}
+                        "decisions_per_s": report["decisions"] / elapsed, "workers": args.workers,
+                        "backend": args.backend}
     print(f"line-up {lineup}  rules {'bidding' if rules.bidding else 'fixed landlord'}  "
           f"{len(deals)} deals x {report['config']['games'] // max(len(deals), 1)} seatings  "
           f"{elapsed:.1f}s ({report['timing']['deals_per_s']:.1f} deals/s)")

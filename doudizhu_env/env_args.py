@@ -1,0 +1,63 @@
+"""What the environments share: the checks of their arguments and their spaces.
+
+The PettingZoo env (:mod:`doudizhu_env.aec`) and the Gymnasium envs
+(:mod:`doudizhu_env.gym_env`) take the same kinds of arguments (``rules``,
+``reward``, ``render_mode``, ``illegal_action``, a seat) and observe the same
+dict ``{"observation": Box, "action_mask": Box int8}``; both are defined
+here, once. Every check raises ``ValueError`` naming the argument, what it
+got and what it expects.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from gymnasium import spaces
+
+from . import engine
+from .actions import action_table
+from .observation import OBS_SIZE
+from .rewards import REWARDS
+from .rules import resolve_rules
+
+#: How a rendering is given: printed (``"human"``) or returned as text (``"ansi"``).
+RENDER_MODES = ("human", "ansi")
+#: What an action outside the mask does: raise, or end the hand with a penalty.
+ILLEGAL_ACTIONS = ("raise", "penalty")
+
+
+def check_choice(name: str, value, allowed) -> None:
+    """``value`` must be one of ``allowed``."""
+    if value not in allowed:
+        raise ValueError(f"{name} must be one of {tuple(allowed)}, got {value!r}")
+
+
+def check_common(reward: str, render_mode: str | None, illegal_action: str) -> None:
+    """The arguments every environment takes: ``reward``, ``render_mode`` (or None), ``illegal_action``."""
+    check_choice("reward", reward, REWARDS)
+    check_choice("render_mode", render_mode, (None, *RENDER_MODES))
+    check_choice("illegal_action", illegal_action, ILLEGAL_ACTIONS)
+
+
+def check_seat(name: str, value, optional: bool = False) -> None:
+    """``value`` must be a seat, an int 0, 1 or 2 (not a bool, a float, a string); or None if ``optional``."""
+    if optional and value is None:
+        return
+    if not engine.is_seat(value):
+        expected = "a seat 0..2 or None" if optional else "0, 1 or 2"
+        raise ValueError(f"{name} must be {expected}, got {value!r}")
+
+
+def observation_box() -> spaces.Box:
+    """The ``Box`` of one observation vector (every entry is 0 or 1, see :mod:`doudizhu_env.observation`)."""
+    return spaces.Box(0.0, 1.0, (OBS_SIZE,), np.float32)
+
+
+def action_space(rules=None) -> spaces.Discrete:
+    """``Discrete(A)``: the ids of the action table of ``rules``."""
+    return spaces.Discrete(len(action_table(resolve_rules(rules))))
+
+
+def observation_space(rules=None) -> spaces.Dict:
+    """``Dict(observation=Box, action_mask=Box int8)`` of one seat's observation."""
+    n = len(action_table(resolve_rules(rules)))
+    return spaces.Dict({"observation": observation_box(), "action_mask": spaces.Box(0, 1, (n,), np.int8)})

@@ -1,0 +1,466 @@
+"""One game stepped in plain Python: the single-game path of the PettingZoo and Gymnasium envs.
+
+The batched engine (:mod:`doudizhu_env.engine`) steps B games with a few dozen
+numpy calls whatever B is; at B = 1 those calls' fixed overhead is the whole
+cost of a step. :class:`Game` holds one game as Python numbers, lists and a few
+small arrays and steps it directly::
+
+    game = Game.new(seed, rules="standard")      # or Game.new(rng, deal=Deal(...))
+    while not game.done:
+        game.step(game.sample_legal(rng))          # or a policy over game.legal_mask()
+    game.scores                                    # [landlord's 2x, farmer, farmer] points
+
+**The same game as the engine.** Nothing here is a second rule set:
+
+- the deal is the engine's (:meth:`Game.new` calls :func:`engine.reset`
+  with one game), so the same seed gives the same cards, first bidder and
+  drawn landlord;
+- the legal actions are the bitsets of :mod:`doudizhu_env.legal` (the
+  per-block "holds" tables and the "beats" rows of the action table): a
+  hand's bitset is computed once when its cards change and kept, a follow
+  is one AND with the row of the combination on the table, and the dense
+  mask is unpacked from the bitset once per decision;
+- the rare transitions are made by the engine itself: the redeal after three
+  passes (and the truncation past ``Rules.redeal_limit``) and dealing the next
+  hand (:meth:`Game.next_hand`) convert to a one-game
+  :class:`~doudizhu_env.engine.State`, step it and read the result back;
+  an illegal action is refused by the engine's own check (its
+  :class:`~doudizhu_env.engine.IllegalActionError` names the legal actions);
+- :meth:`Game.to_state` is the one-game state the engine would have reached,
+  field for field, so everything written for states (:func:`observe`,
+  :func:`seat_view`, rendering, agents) takes a game too;
+  ``tests/test_single_game.py`` steps both side by side on thousands of
+  random games and compares every field, mask and observation.
+
+:meth:`Game.observe` builds the observation vector of
+:mod:`doudizhu_env.observation` from the game's fields in a few array
+operations (card bits of the hand, hole, played and unseen cards; the cards
+of the last moves gathered from a per-action table; the one-hot slots set
+from Python numbers).
+
+Random play: :meth:`Game.sample_legal` draws exactly what
+:func:`engine.sample_legal` draws for a one-game state from the same
+generator (one ``rng.random()`` per call), so a game played with it follows
+the same course as on the engine.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from . import engine
+from .actions import BID0, DOUBLE, PASS, CombType, action_table
+from .cards import DECK_COUNTS, HOLE_SIZE, NUM_RANKS
+from .engine import BIDDING, DOUBLING, MAX_HISTORY, NO_SPRING, OVER, PLAY, REVERSE_SPRING, SPRING, Deal
+from .legal import legal_tables
+from .observation import (
+    _CARD_COLUMNS,
+    _CARD_LEVEL,
+    CARD_BITS,
+    HISTORY_MOVES,
+    OBS_SIZE,
+    ONE_HOT_PIECES,
+    card_bits,
+    piece_slice,
+)
+from .rules import Rules, resolve_rules
+
+# rows of Game.cards (rank counts): the hands by seat, the cards played by seat, the hole cards, a row
+# of zeros, and by seat the cards it cannot place (the deck minus its hand and every card played)
+_HANDS, _PLAYED, _HOLE, _ZEROS, _UNSEEN = 0, 3, 6, 7, 8
+_CARDS_END = piece_slice("to_beat").start  # the card pieces hand, hole, played (3), unseen come first
+# (hole shown, observer) -> the entries of Game.cards.ravel() whose counts give those pieces' card bits
+# (bit j of a piece is set when the count of rank _CARD_COLUMNS[j] exceeds _CARD_LEVEL[j])
+_CARD_ENTRIES = {
+    (shown, k): (np.array([k, _HOLE if shown else _ZEROS, _PLAYED + k, _PLAYED + (k + 1) % 3,
+                           _PLAYED + (k + 2) % 3, _UNSEEN + k])[:, None] * NUM_RANKS + _CARD_COLUMNS).ravel()
+    for shown in (True, False) for k in range(3)
+}
+_CARD_LEVELS = np.tile(_CARD_LEVEL, _CARDS_END // CARD_BITS)
+_TO_BEAT = piece_slice("to_beat")
+_HISTORY = piece_slice("history_cards")
+_COL = {name: piece_slice(name).start for name, _, _ in ONE_HOT_PIECES}  # category 0 of a piece's first slot
+_SIZE = {name: size for name, _, size in ONE_HOT_PIECES}  # categories per slot
+_REL = [(k, (k + 1) % 3, (k + 2) % 3) for k in range(3)]  # observer -> its self, next, prev seats
+
+
+class _Tables:
+    """What stepping one game reads, per rule configuration: the action table, legality bitsets,
+    each action's cards and card bits, as arrays and as Python lists."""
+
+    def __init__(self, rules: Rules):
+        self.table = table = action_table(rules)
+        self.legal = lt = legal_tables(rules)
+        self.num_actions = len(table)
+        self.fit = [lt.fit[b] for b in range(5)]
+        self.beaters, self.beater_row = lt.beaters, lt.beater_row.tolist()
+        self.counts = table.counts
+        self.num_cards = table.num_cards.tolist()
+        self.bomb = (table.types == CombType.BOMB).tolist()
+        self.rocket = table.rocket
+        self.action_bits = card_bits(table.counts)  # (A, 54) float32; pass, bids, doubling: zeros
+        self.bid_bits = [self._word0_bits([BID0 + v for v in range(4) if v == 0 or v > base], lt.words)
+                         for base in range(4)]
+        self.doubling_bits = self._word0_bits([DOUBLE, DOUBLE + 1], lt.words)
+        self.no_bits = self._word0_bits([], lt.words)
+
+    @staticmethod
+    def _word0_bits(ids, words: int) -> np.ndarray:
+        bits = np.zeros(words, dtype=np.uint64)
+        bits[0] = sum(1 << a for a in ids)
+        bits.setflags(write=False)
+        return bits
+
+
+def _select_bit(value: int, k: int) -> int:
+    """Position of the ``k``-th set bit (from 0, lowest first) of ``value``."""
+    for _ in range(k):
+        value &= value - 1  # clears the lowest set bit
+    return (value & -value).bit_length() - 1
+
+
+@functools.cache
+def _tables(rules: Rules) -> _Tables:
+    return _Tables(rules)
+
+
+class Game:
+    """One game of Dou Dizhu; see the module docstring. Build one with :meth:`new` or from a state.
+
+    The fields are the engine's (:class:`~doudizhu_env.engine.State`) as Python numbers and lists:
+    ``phase``, ``to_act``, ``bids``, ``base``, ``landlord``, ``doubles``, ``table_action``,
+    ``table_seat``, ``passes``, ``num_plays``, ``bombs``, ``rocket``, ``spring``, ``history``,
+    ``history_seat``, ``redeals``, ``done``, ``truncated``, ``ended``, ``rewards``, ``scores``;
+    the cards are ``hands`` (``(3, 15)`` int8) and ``hole``, views of ``cards``. Treat them as read-only.
+    """
+
+    def __init__(self, state: engine.State, game: int = 0):
+        """Game ``game`` of a (batched) engine state."""
+        self.rules = state.rules
+        self._t = _tables(self.rules)
+        self._load(state, game)
+
+    @classmethod
+    def new(cls, seed_or_rng: int | np.random.Generator | None, rules: Rules | str | None = None,
+            deal: Deal | dict | None = None) -> Game:
+        """A new hand dealt as :func:`engine.reset` deals one game from ``seed_or_rng`` (or ``deal``)."""
+        deals = None if deal is None else [deal]
+        return cls(engine.reset(seed_or_rng, 1, resolve_rules(rules), deals=deals))
+
+    def __getstate__(self) -> dict:
+        return {k: v for k, v in self.__dict__.items() if k != "_t"}  # the tables are rebuilt from rules
+
+    def __setstate__(self, d: dict) -> None:
+        self.__dict__.update(d)
+        self._t = _tables(self.rules)
+
+    # -- conversion to and from the engine's state -------------------------------------
+
+    def _load(self, s: engine.State, i: int) -> None:
+        """Read game ``i`` of ``s`` into this game's fields."""
+        self.key, self.episode, self.deal = s.key[i : i + 1].copy(), int(s.episode[i]), s.deal[i].copy()
+        cards = np.zeros((_UNSEEN + 3, NUM_RANKS), dtype=np.int8)
+        cards[_HANDS:_HANDS + 3], cards[_PLAYED:_PLAYED + 3] = s.hands[i], s.played[i]
+        cards[_HOLE] = s.hole[i]
+        cards[_UNSEEN:] = DECK_COUNTS - s.played[i].sum(axis=0) - s.hands[i]
+        self.cards = cards
+        self.left = s.hands[i].sum(axis=1).tolist()
+        for name in ("phase", "to_act", "first_bidder", "base", "landlord", "table_action", "table_seat",
+                     "passes", "bombs", "spring", "redeals", "escaped"):
+            setattr(self, name, int(getattr(s, name)[i]))
+        for name in ("bids", "doubles", "num_plays", "scores"):
+            setattr(self, name, getattr(s, name)[i].tolist())
+        self.rocket, self.done, self.truncated, self.ended = (bool(s.rocket[i]), bool(s.done[i]),
+                                                              bool(s.truncated[i]), bool(s.ended[i]))
+        self.rewards = s.rewards[i].tolist()
+        n = int(s.history_len[i])
+        self.history, self.history_seat = s.history[i, :n].tolist(), s.history_seat[i, :n].tolist()
+        # the card bits of the moves, the first at the end: the last 15, most recent first, are a slice
+        self._moves = np.zeros((MAX_HISTORY + HISTORY_MOVES, CARD_BITS), np.float32)
+        self._moves[MAX_HISTORY - 1 - np.arange(n)] = self._t.action_bits[self.history]
+        self._fits = [None, None, None]
+        self._changed()
+        self._state = s if s.num_games == 1 else None
+
+    @property
+    def hands(self) -> np.ndarray:
+        """``(3, 15)`` int8 the cards in each seat's hand (a view of :attr:`cards`)."""
+        return self.cards[_HANDS:_HANDS + 3]
+
+    @property
+    def hole(self) -> np.ndarray:
+        """``(15,)`` int8 the hole cards (a view of :attr:`cards`)."""
+        return self.cards[_HOLE]
+
+    def _changed(self) -> None:
+        """Forget what was derived from the previous position (legal actions, the state built)."""
+        self._bits = self._mask = self._ids = None
+        self._state = None
+
+    def to_state(self) -> engine.State:
+        """The game as a one-game engine :class:`~doudizhu_env.engine.State` (built once per position)."""
+        if self._state is None:
+            self._state = engine.State(**self._state_fields())
+        return self._state
+
+    def _state_fields(self) -> dict:
+        history = np.full((1, MAX_HISTORY), -1, np.int16)
+        history_seat = np.full((1, MAX_HISTORY), -1, np.int8)
+        history[0, : len(self.history)] = self.history
+        history_seat[0, : len(self.history)] = self.history_seat
+        one = {"episode": np.int32, "phase": np.int8, "to_act": np.int8, "first_bidder": np.int8,
+               "base": np.int8, "landlord": np.int8, "table_action": np.int32, "table_seat": np.int8,
+               "passes": np.int8, "bombs": np.int8, "rocket": bool, "spring": np.int8, "redeals": np.int16,
+               "escaped": np.int8, "done": bool, "truncated": bool, "ended": bool}
+        three = {"bids": np.int8, "doubles": np.int8, "num_plays": np.int16, "rewards": np.float32,
+                 "scores": np.int32}
+        return dict(
+            rules=self.rules, key=self.key.copy(), deal=self.deal[None].copy(), hands=self.hands[None].copy(),
+            hole=self.hole[None].copy(), played=self.cards[None, _PLAYED:_PLAYED + 3].copy(),
+            history=history, history_seat=history_seat,
+            history_len=np.array([len(self.history)], np.int16),
+            **{k: np.array([getattr(self, k)], dtype) for k, dtype in one.items()},
+            **{k: np.array([getattr(self, k)], dtype) for k, dtype in three.items()},
+        )
+
+    def _by_engine(self, stepped: engine.State) -> None:
+        """Take the engine's result for this game (a transition left to the engine)."""
+        self._load(stepped, 0)
+
+    def next_hand(self) -> None:
+        """A game that is over is dealt its next hand, as :func:`engine.reset_done` deals it."""
+        if self.done:
+            self._by_engine(engine.reset_done(self.to_state()))
+
+    # -- legal actions ---------------------------------------------------------------------
+
+    @property
+    def num_actions(self) -> int:
+        return self._t.num_actions
+
+    def _fit(self, seat: int) -> np.ndarray:
+        """Bitset of the combinations ``seat``'s hand holds (the AND of its five blocks' rows), kept
+        until the hand changes."""
+        fit = self._fits[seat]
+        if fit is None:
+            h = self.cards[_HANDS + seat].tolist()
+            f = self._t.fit
+            fit = f[0][h[0] * 25 + h[1] * 5 + h[2]] & f[1][h[3] * 25 + h[4] * 5 + h[5]]
+            fit &= f[2][h[6] * 25 + h[7] * 5 + h[8]]
+            fit &= f[3][h[9] * 25 + h[10] * 5 + h[11]]
+            fit &= f[4][h[12] * 25 + h[13] * 5 + h[14]]
+            self._fits[seat] = fit
+        return fit
+
+    def legal_bits(self) -> np.ndarray:
+        """``(W,)`` uint64 bitset of the legal actions (:func:`engine.legal_bits` of this game); read-only."""
+        if self._bits is None:
+            t, phase = self._t, self.phase
+            if phase == PLAY:
+                bits = self._fit(self.to_act)
+                if self.table_action >= 0:  # follow: the beating combinations held, and pass
+                    bits = bits & t.beaters[t.beater_row[self.table_action]]
+                    bits[0] |= np.uint64(1 << PASS)
+            elif phase == BIDDING:
+                bits = t.bid_bits[self.base]
+            elif phase == DOUBLING:
+                bits = t.doubling_bits
+            else:
+                bits = t.no_bits
+            self._bits = bits
+        return self._bits
+
+    def legal_mask(self) -> np.ndarray:
+        """``(A,)`` int8 dense mask of the legal actions (zeros once over); shared: copy it before writing."""
+        if self._mask is None:
+            as_bytes = np.ascontiguousarray(self.legal_bits(), dtype="<u8").view(np.uint8)
+            self._mask = np.unpackbits(as_bytes, count=self._t.num_actions, bitorder="little").view(np.int8)
+        return self._mask
+
+    def legal_ids(self) -> np.ndarray:
+        """The legal action ids, ascending (int64)."""
+        if self._ids is None:
+            self._ids = np.flatnonzero(self.legal_mask().view(bool))
+        return self._ids
+
+    def is_legal(self, action: int) -> bool:
+        """Is ``action`` (an id in range) legal for the seat to act? (False once the hand is over.)"""
+        return bool(int(self.legal_bits()[action >> 6]) >> (action & 63) & 1)
+
+    def sample_legal(self, rng: np.random.Generator) -> int:
+        """A uniformly random legal action: what :func:`engine.sample_legal` draws for this game from
+        ``rng`` (the ``k = floor(u * n)``-th legal id, one ``rng.random()``); ``PASS`` once over."""
+        u = rng.random()
+        if self.done:
+            return PASS
+        if self._ids is not None:
+            return int(self._ids[int(u * len(self._ids))])
+        bits = self.legal_bits()
+        words = bits.nonzero()[0].tolist()  # a follow has few nonzero words: select in Python
+        values = bits[words].tolist()
+        counts = [v.bit_count() for v in values]
+        k = int(u * sum(counts))
+        for word, value, count in zip(words, values, counts, strict=True):
+            if k < count:
+                return word * 64 + _select_bit(value, k)
+            k -= count
+        raise AssertionError("a game that is not over has a legal action")
+
+    # -- stepping --------------------------------------------------------------------------
+
+    def step(self, action: int, check: bool = True) -> None:
+        """The seat to act makes ``action`` (an int id); as :func:`engine.step` on the one-game state.
+
+        With ``check`` an illegal action raises the engine's
+        :class:`~doudizhu_env.engine.IllegalActionError` and changes nothing;
+        ``check=False`` is for actions known to be legal. A game already over
+        stays as it is (its ``rewards`` are zeroed, ``ended`` cleared).
+        """
+        if self.done:
+            self.rewards, self.ended = [0.0, 0.0, 0.0], False
+            self._state = None
+            return
+        if check and not (0 <= action < self._t.num_actions and self.is_legal(action)):
+            self._by_engine(engine.step(self.to_state(), np.array([action])))  # raises, naming the legal ones
+            return
+        if self.phase == BIDDING and action == BID0 and self.base == 0 and self.bids.count(-1) == 1:
+            # all three passed: the engine redeals (or truncates past the redeal limit)
+            self._by_engine(engine.step(self.to_state(), np.array([action]), check=False))
+            return
+        self.rewards, self.ended = [0.0, 0.0, 0.0], False
+        self._moves[MAX_HISTORY - 1 - len(self.history)] = self._t.action_bits[action]
+        self.history.append(action)
+        self.history_seat.append(self.to_act)
+        if self.phase == PLAY:
+            self._play(action)
+        elif self.phase == BIDDING:
+            self._bid(action - BID0)
+        else:
+            self._double(action == DOUBLE)
+        self._changed()
+
+    def _bid(self, bid: int) -> None:
+        """One turn per seat from the first bidder; a bid of 3 or the third turn ends bidding."""
+        seat = self.to_act
+        self.bids[seat] = bid
+        self.base = max(self.base, bid)
+        if bid == 3 or -1 not in self.bids:  # over, and someone bid (all passing is the engine's redeal)
+            self._make_landlord(self.bids.index(max(self.bids)))
+        else:
+            self.to_act = (seat + 1) % 3
+
+    def _make_landlord(self, seat: int) -> None:
+        """Bidding is over: the hole cards join ``seat``'s hand; doubling (or play) starts."""
+        self.landlord = seat
+        self.cards[_HANDS + seat] += self.cards[_HOLE]
+        self.cards[_UNSEEN + seat] -= self.cards[_HOLE]
+        self.left[seat] += HOLE_SIZE
+        self._fits[seat] = None
+        if self.rules.doubling:
+            self.phase, self.to_act = DOUBLING, (seat + 1) % 3
+        else:
+            self.phase, self.to_act = PLAY, seat
+
+    def _double(self, doubled: bool) -> None:
+        """Farmer after the landlord, then the other farmer; the landlord redoubles only if one doubled."""
+        seat, landlord = self.to_act, self.landlord
+        self.doubles[seat] = int(doubled)
+        if seat == (landlord + 1) % 3:
+            self.to_act = (landlord + 2) % 3
+        elif seat == (landlord + 2) % 3 and 1 in self.doubles:
+            self.to_act = landlord
+        else:
+            self.phase, self.to_act = PLAY, landlord
+
+    def _play(self, action: int) -> None:
+        """Play or pass; two passes in a row clear the table; an empty hand ends the hand."""
+        seat = self.to_act
+        self.to_act = (seat + 1) % 3
+        if action == PASS:
+            self.passes += 1
+            if self.passes >= 2:
+                self.table_action, self.passes = -1, 0
+            return
+        t = self._t
+        counts = t.counts[action]
+        cards = self.cards
+        cards[_HANDS + seat] -= counts
+        cards[_PLAYED + seat] += counts
+        cards[_UNSEEN + (seat + 1) % 3] -= counts  # the player's own unseen cards stay as they were
+        cards[_UNSEEN + (seat + 2) % 3] -= counts
+        self.left[seat] -= t.num_cards[action]
+        self._fits[seat] = None
+        self.num_plays[seat] += 1
+        self.table_action, self.table_seat, self.passes = action, seat, 0
+        self.bombs += t.bomb[action]
+        self.rocket |= action == t.rocket
+        if self.left[seat] == 0:
+            self._score(seat)
+
+    def _score(self, winner: int) -> None:
+        """The hand ended with ``winner``'s last card: 2:1:1 payoffs times base x multiplier."""
+        landlord = self.landlord
+        landlord_won = winner == landlord
+        if self.rules.spring:
+            farmers_plays = sum(self.num_plays) - self.num_plays[landlord]
+            if landlord_won and farmers_plays == 0:
+                self.spring = SPRING
+            elif not landlord_won and self.num_plays[landlord] == 1:
+                self.spring = REVERSE_SPRING
+            else:
+                self.spring = NO_SPRING
+        stake = self.base * self.multiplier
+        sign = 1 if landlord_won else -1
+        points = [-sign * stake] * 3
+        points[landlord] = 2 * sign * stake
+        self.phase, self.done, self.ended, self.truncated = OVER, True, True, False
+        self.scores, self.rewards = points, [float(p) for p in points]
+
+    # -- what a seat sees --------------------------------------------------------------------
+
+    @property
+    def multiplier(self) -> int:
+        """2 ** (bombs + rocket + doublings + spring) so far."""
+        return 1 << self._events()
+
+    def _events(self) -> int:
+        return self.bombs + self.rocket + self.doubles.count(1) + (self.spring != NO_SPRING)
+
+    @property
+    def leading(self) -> bool:
+        return self.table_action < 0
+
+    def observe(self, seat: int) -> np.ndarray:
+        """``(OBS_SIZE,)`` float32 observation of ``seat``: :func:`observe` of the one-game state, built
+        from this game's fields."""
+        out = np.zeros(OBS_SIZE, dtype=np.float32)
+        out[:_CARDS_END] = self.cards.ravel().take(_CARD_ENTRIES[self.landlord >= 0, seat]) > _CARD_LEVELS
+        if self.phase == PLAY and self.table_action >= 0:
+            out[_TO_BEAT] = self._t.action_bits[self.table_action]
+        start = MAX_HISTORY - len(self.history)
+        out[_HISTORY] = self._moves[start : start + HISTORY_MOVES].ravel()
+        out[self._one_hot_columns(seat)] = 1.0
+        return out
+
+    def _one_hot_columns(self, seat: int) -> list[int]:
+        """Column of the category set in every one-hot slot of :data:`ONE_HOT_PIECES` that has one
+        (the values of :func:`observe`, from this game's fields)."""
+        landlord, rel = self.landlord, _REL[seat]
+        bids, doubles, left = self.bids, self.doubles, self.left
+        cols = [_COL["phase"] + self.phase, _COL["base"] + self.base,  # capped counts: the last category
+                _COL["multiplier"] + min(self._events(), _SIZE["multiplier"] - 1),
+                _COL["bombs"] + min(self.bombs + self.rocket, _SIZE["bombs"] - 1)]
+        if landlord >= 0:
+            cols += [_COL["role"] + (seat - landlord) % 3, _COL["landlord"] + (landlord - seat) % 3]
+        for k in range(3):  # per relative seat; not yet / not asked is category 0
+            s = rel[k]
+            cols += [_COL["bids"] + _SIZE["bids"] * k + bids[s] + 1,
+                     _COL["doubles"] + _SIZE["doubles"] * k + doubles[s] + 1,
+                     _COL["cards_left"] + _SIZE["cards_left"] * k + left[s]]
+        if self.phase == PLAY and self.table_action >= 0:
+            cols.append(_COL["to_beat_seat"] + (self.table_seat - seat) % 3)
+        start, recent = _COL["history_seats"], self.history_seat[: -HISTORY_MOVES - 1 : -1]
+        cols += [start + 3 * k + (who - seat) % 3 for k, who in enumerate(recent)]
+        return cols
