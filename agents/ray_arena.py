@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import socket
 from collections.abc import Callable, Iterable, Iterator
 
 from .arena import one_thread
@@ -57,6 +58,7 @@ def ray_session(address: str = "", num_cpus: int | None = None, object_store_mb:
         yield ray
         return
     if address:
+        check_reachable(address)
         try:
             ray.init(address=address)
         except (ConnectionError, ValueError, RuntimeError) as err:
@@ -69,6 +71,21 @@ def ray_session(address: str = "", num_cpus: int | None = None, object_store_mb:
         yield ray
     finally:
         ray.shutdown()
+
+
+def check_reachable(address: str, timeout: float = 5.0) -> None:
+    """:class:`ClusterUnreachable` when nothing listens at ``HOST:PORT`` (Ray would retry for minutes).
+
+    Other addresses (``auto``, ``ray://...``) are left to ``ray.init``.
+    """
+    host, _, port = address.rpartition(":")
+    if "://" in address or not host or not port.isdigit():
+        return
+    try:
+        socket.create_connection((host, int(port)), timeout=timeout).close()
+    except OSError as err:
+        raise ClusterUnreachable(f"nothing answers at {address!r} ({err}); expected the HOST:PORT of a "
+                                 "running Ray head node, as `ray start --head` printed it") from err
 
 
 def cluster_cpus(ray) -> int:

@@ -1,10 +1,15 @@
-"""Engine throughput: full random-policy games on the vectorized engine vs. the peers.
+"""Engine throughput: full random games on the vectorized engine and the single-game path vs. the peers.
 
 Workload: full hands (bidding and doubling included, standard rules), every
 decision drawn uniformly from the legal actions, which are recomputed at
 every step (as bitsets; the ``+dense`` rows also materialise the dense
 ``(B, A)`` mask every step). Finished games are redealt at once
 (``auto_reset``), so the batch stays full. One process, one thread.
+
+The ``single game`` row plays one game at a time on the single-game path
+(:class:`doudizhu_env.single.Game`, what the PettingZoo and Gymnasium envs
+step): a new deal, then ``game.step(game.sample_legal(rng))`` to the end;
+its ratio to rlcard's raw engine (target 1x) is printed under the table.
 
 Run::
 
@@ -30,8 +35,11 @@ import tracemalloc
 import numpy as np
 
 from doudizhu_env import engine
+from doudizhu_env.single import Game
 
 BATCH_SIZES = (1, 64, 1024, 4096)
+#: The single-game path's games/s over rlcard's raw engine's (both one game at a time, random play).
+TARGET_SINGLE_VS_RLCARD = 1.0
 PEERS_PYTHON = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), ".venv-peers",
                             "bin", "python")
 
@@ -52,6 +60,27 @@ def run_ours(num_games: int, seconds: float, seed: int, rules: str = "standard",
         games += int(state.ended.sum())
     return {"games": games, "decisions": decisions, "seconds": elapsed,
             "games_per_s": games / elapsed, "decisions_per_s": decisions / elapsed}
+
+
+def run_single(seconds: float, seed: int, rules: str = "standard") -> dict:
+    """Play one game at a time on the single-game path with random legal actions for about ``seconds``."""
+    rng = np.random.default_rng(seed)
+    _play_single(Game.new(rng, rules), rng)  # warm caches
+    games = decisions = 0
+    start = time.perf_counter()
+    while (elapsed := time.perf_counter() - start) < seconds:
+        decisions += _play_single(Game.new(rng, rules), rng)
+        games += 1
+    return {"games": games, "decisions": decisions, "seconds": elapsed,
+            "games_per_s": games / elapsed, "decisions_per_s": decisions / elapsed}
+
+
+def _play_single(game: Game, rng: np.random.Generator) -> int:
+    decisions = 0
+    while not game.done:
+        game.step(game.sample_legal(rng), check=False)
+        decisions += 1
+    return decisions
 
 
 def peak_memory(num_games: int, seed: int = 0) -> float:
@@ -116,12 +145,21 @@ def main(argv=None) -> dict:
             label = f"doudizhu B={b}" + (" +dense" if dense else "")
             rows.append({"engine": label, "batch": b, **fig, "peak_bytes": peak_memory(b)})
             print(f"  {label}: {fig['games_per_s']:,.0f} games/s", flush=True)
+    single = _median_run(lambda seed: run_single(args.seconds, seed), args.repeats)
+    rows.append({"engine": "doudizhu single game", "path": "single", **single})
+    print(f"  doudizhu single game: {single['games_per_s']:,.0f} games/s", flush=True)
     if not args.no_peers:
         rows += peer_rows(("openspiel_engine", "rlcard_engine", "douzero_engine"), args.seconds, args.repeats)
     _print_table(rows)
     result = {"workload": "random legal actions, full hands, standard rules", "rows": rows,
               "max_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
               "cpu_count": os.cpu_count()}
+    rlcard = next((r for r in rows if r["engine"] == "rlcard"), None)
+    if rlcard is not None:
+        ratio = single["games_per_s"] / rlcard["games_per_s"]
+        result["single_vs_rlcard"] = {"ratio": ratio, "target": TARGET_SINGLE_VS_RLCARD,
+                                      "met": ratio >= TARGET_SINGLE_VS_RLCARD}
+        print(f"single game vs rlcard's engine: x{ratio:.2f} (target x{TARGET_SINGLE_VS_RLCARD:g})")
     if args.json:
         with open(args.json, "w") as f:
             json.dump(result, f, indent=2)
@@ -129,7 +167,7 @@ def main(argv=None) -> dict:
 
 
 def _print_table(rows: list[dict]) -> None:
-    peers = {r["engine"]: r["games_per_s"] for r in rows if "batch" not in r}
+    peers = {r["engine"]: r["games_per_s"] for r in rows if "batch" not in r and "path" not in r}
     header = f"{'engine':<26}{'games/s':>12}{'decisions/s':>14}{'peak MB':>10}"
     header += "".join(f"{'x ' + p:>14}" for p in peers)
     print(header)

@@ -24,7 +24,7 @@ move, passes included) -- the unit both ``train.dmc`` and DouZero count.
   is missing a stub module stands in for it.
 
 * **ours-ray**: the same run with ``backend: ray`` (``--backend local ray`` runs both,
-  interleaved in every repeat, on the same config and number of actors): Ray actors on a
+  interleaved in every repeat, each first in turn, on the same config and number of actors): Ray actors on a
   local Ray instance that the run starts (its start-up is in *overall*, not in *steady*).
   The *vs local* column is its steady rate over the local backend's; 1 minus it is Ray's
   overhead.
@@ -399,7 +399,7 @@ def measure_runs(args) -> dict:
     runs: dict[str, list[dict]] = {}
     for repeat in range(args.repeats):
         for actors in args.actors:
-            for backend in args.backend:
+            for backend in args.backend[::-1] if repeat % 2 else args.backend:  # each goes first in turn
                 who = "ours" if backend == "local" else "ours-ray"
                 print(f"[{repeat + 1}/{args.repeats}] {who}, {actors} actor(s), {args.seconds:.0f} s ...",
                       flush=True)

@@ -47,6 +47,7 @@ the same course as on the engine.
 from __future__ import annotations
 
 import functools
+import sys
 
 import numpy as np
 
@@ -80,6 +81,7 @@ _CARD_ENTRIES = {
 }
 _CARD_LEVELS = np.tile(_CARD_LEVEL, _CARDS_END // CARD_BITS)
 _TO_BEAT = piece_slice("to_beat")
+_LITTLE_ENDIAN = sys.byteorder == "little"  # the bitsets' uint64 words are native
 _HISTORY = piece_slice("history_cards")
 _COL = {name: piece_slice(name).start for name, _, _ in ONE_HOT_PIECES}  # category 0 of a piece's first slot
 _SIZE = {name: size for name, _, size in ONE_HOT_PIECES}  # categories per slot
@@ -275,7 +277,8 @@ class Game:
     def legal_mask(self) -> np.ndarray:
         """``(A,)`` int8 dense mask of the legal actions (zeros once over); shared: copy it before writing."""
         if self._mask is None:
-            as_bytes = np.ascontiguousarray(self.legal_bits(), dtype="<u8").view(np.uint8)
+            bits = self.legal_bits()
+            as_bytes = (bits if _LITTLE_ENDIAN else bits.astype("<u8")).view(np.uint8)  # bit a: byte a // 8
             self._mask = np.unpackbits(as_bytes, count=self._t.num_actions, bitorder="little").view(np.int8)
         return self._mask
 

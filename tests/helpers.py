@@ -8,6 +8,8 @@ model helpers import it when called, from test modules that skip without it.
 from __future__ import annotations
 
 import dataclasses
+import glob
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -77,6 +79,20 @@ def random_states(rules, seed, num_games: int, steps: int | None = None,
             return
         state = engine.step(state, engine.sample_legal(state, rng), auto_reset=auto_reset)
         k += 1
+
+
+def scalars(run_dir, files=None) -> dict[str, list[tuple[int, float]]]:
+    """``{tag: [(step, value), ...]}`` of the TensorBoard event files of ``run_dir`` (or ``files``;
+    tensorboard needed)."""
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    out: dict[str, list[tuple[int, float]]] = {}
+    for path in sorted(files if files is not None else glob.glob(os.path.join(run_dir, "events.*"))):
+        acc = EventAccumulator(path, size_guidance={"scalars": 0})
+        acc.Reload()
+        for tag in acc.Tags()["scalars"]:
+            out.setdefault(tag, []).extend((e.step, e.value) for e in acc.Scalars(tag))
+    return out
 
 
 def small_config():

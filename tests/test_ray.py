@@ -108,8 +108,23 @@ def _kill_first_actor_at(frames: int, ray, log: dict) -> None:
     print(f"test: killed the process {log['pid']} of actor 0 at {log['frames']:,} frames", flush=True)
 
 
+def _finished_once_replaced(finished, deadline: float):
+    """``Run.finished``, but not before the new actor 0 delivered a chunk (or ``deadline`` passed):
+    on a slow machine the surviving actor alone could otherwise finish the run first."""
+
+    def wrapped(run) -> bool:
+        fleet = _KeptFleet.made[0] if _KeptFleet.made else None
+        waiting = fleet is not None and not (fleet.generation[0] and fleet.delivered[0])
+        return finished(run) and not (waiting and time.monotonic() < deadline)
+
+    return wrapped
+
+
 def test_killing_an_actor_process_does_not_stop_training(ray_instance, tmp_path, monkeypatch, capsys):
+    from train import dmc
+
     monkeypatch.setattr(ray_backend, "Fleet", _KeptFleet)
+    monkeypatch.setattr(dmc.Run, "finished", _finished_once_replaced(dmc.Run.finished, time.monotonic() + 90))
     _KeptFleet.made.clear()
     log: dict = {}
     killer = threading.Thread(target=_kill_first_actor_at, args=(3000, ray_instance, log), daemon=True)
@@ -124,6 +139,7 @@ def test_killing_an_actor_process_does_not_stop_training(ray_instance, tmp_path,
     fleet = _KeptFleet.made[0]
     assert fleet.replacements == 1 and fleet.generation == [1, 0]
     assert "actor 0 died at" in out and "replaced by a new actor (replacement 1)" in out
+    assert "the new actor 0 delivered its first chunk" in out
     assert fleet.delivered[0] > 0, "the new actor 0 delivered no chunk"
     data = read_checkpoint(str(tmp_path / "fault" / "checkpoint.pt"))
     assert data["frames"] >= 24_000
@@ -183,6 +199,21 @@ def test_asking_for_ray_without_it_says_how_to_install_it(command, tmp_path):
     lines = run.stderr.strip().splitlines()
     assert len(lines) == 1 and INSTALL in lines[0] and "Traceback" not in run.stderr
     assert not os.listdir(tmp_path)  # nothing written before the check
+
+
+@pytest.mark.parametrize("command", [
+    ["train.dmc", "--config", "configs/tiny.yaml", "--backend", "ray", "--num-actors", "2",
+     "--ray-address", "127.0.0.1:1", "--out-dir", "{out}"],
+    ["train.evaluate", "--seats", "random", "random", "random", "--games", "3", "--backend", "ray",
+     "--ray-address", "127.0.0.1:1"],
+])
+def test_an_unreachable_cluster_is_one_line_and_exit_2(command, tmp_path):
+    pytest.importorskip("ray")
+    args = [sys.executable, "-m"] + [a.format(out=str(tmp_path)) for a in command]
+    run = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 2, run.stderr
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1 and "nothing answers at '127.0.0.1:1'" in lines[0], run.stderr
 
 
 def test_nothing_imports_ray_unless_asked():

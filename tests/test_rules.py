@@ -13,32 +13,27 @@ def test_fields():
     assert {f.name for f in dataclasses.fields(Rules)} == FIELDS
 
 
-def test_standard_preset_is_everything_on():
+PRESET_FIELDS = {
     # RULES.md: doubling on by default, distinct_kickers on, rocket_as_kickers on,
     # bidding and spring part of "everything above", redeal bound default 100.
-    r = Rules.preset("standard")
-    assert r.distinct_kickers is True
-    assert r.rocket_as_kickers is True
-    assert r.bidding is True
-    assert r.doubling is True
-    assert r.spring is True
-    assert r.redeal_limit == 100
+    "standard": {"distinct_kickers": True, "rocket_as_kickers": True, "bidding": True, "doubling": True,
+                 "spring": True, "redeal_limit": 100},
+    # RULES.md: no bidding, no doubling, no spring / reverse spring, single kickers
+    # may repeat ranks (distinct_kickers off), the rest as above.
+    "douzero": {"distinct_kickers": False, "rocket_as_kickers": True, "bidding": False, "doubling": False,
+                "spring": False, "redeal_limit": 100},
+}
+
+
+@pytest.mark.parametrize("name", PRESET_FIELDS)
+def test_preset_fields(name):
+    r = Rules.preset(name)
+    assert {f: getattr(r, f) for f in FIELDS} == PRESET_FIELDS[name]
+    assert all(type(getattr(r, f)) is type(v) for f, v in PRESET_FIELDS[name].items())
 
 
 def test_default_preset_and_constructor_are_standard():
     assert Rules.preset() == Rules.preset("standard") == Rules()
-
-
-def test_douzero_preset():
-    # RULES.md: no bidding, no doubling, no spring / reverse spring, single kickers
-    # may repeat ranks (distinct_kickers off), the rest as above.
-    r = Rules.preset("douzero")
-    assert r.distinct_kickers is False
-    assert r.bidding is False
-    assert r.doubling is False
-    assert r.spring is False
-    assert r.rocket_as_kickers is True
-    assert r.redeal_limit == 100
 
 
 def test_presets_differ():

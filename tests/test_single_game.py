@@ -42,12 +42,17 @@ def assert_same(games: list[Game], state: engine.State, where: str) -> None:
     for name in FIELDS:
         theirs = getattr(state, name)
         assert ours[name].dtype == theirs.dtype, f"{where}: {name} dtype"
-        np.testing.assert_array_equal(ours[name], theirs, err_msg=f"{where}: {name}")
+        assert_equal(ours[name], theirs, f"{where}: {name}")
     masks = np.stack([g.legal_mask() for g in games]).view(bool)
-    np.testing.assert_array_equal(masks, engine.legal_action_mask(state), err_msg=f"{where}: masks")
+    assert_equal(masks, engine.legal_action_mask(state), f"{where}: masks")
     for seat in range(3):
-        np.testing.assert_array_equal(np.stack([g.observe(seat) for g in games]), observe(state, seat),
-                                      err_msg=f"{where}: observations of seat {seat}")
+        assert_equal(np.stack([g.observe(seat) for g in games]), observe(state, seat),
+                     f"{where}: observations of seat {seat}")
+
+
+def assert_equal(ours: np.ndarray, theirs: np.ndarray, what: str) -> None:
+    if not np.array_equal(ours, theirs):  # (numpy's assertion, slower, only to describe the difference)
+        np.testing.assert_array_equal(ours, theirs, err_msg=what)
 
 
 def lockstep(rules: Rules, seed: int, num_games: int) -> tuple[list[Game], engine.State, int]:
@@ -71,7 +76,7 @@ def lockstep(rules: Rules, seed: int, num_games: int) -> tuple[list[Game], engin
 
 @pytest.mark.parametrize("config", list(CONFIGS))
 def test_random_games_match_the_batched_engine_step_for_step(config):
-    games, state, steps = lockstep(CONFIGS[config], seed=7, num_games=400)
+    games, state, steps = lockstep(CONFIGS[config], seed=7, num_games=200)
     assert steps > 60 and state.done.all()
     assert (state.scores.sum(axis=1) == 0).all() and (np.abs(state.scores).sum(axis=1) > 0).any()
     if config == "standard_truncating":
@@ -82,9 +87,9 @@ def test_random_games_match_the_batched_engine_step_for_step(config):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("config", list(CONFIGS))
-@pytest.mark.parametrize("seed", [1, 2, 3])
+@pytest.mark.parametrize("seed", [1, 2])
 def test_more_random_games_match_the_batched_engine(config, seed):
-    lockstep(CONFIGS[config], seed=seed, num_games=1000)
+    lockstep(CONFIGS[config], seed=seed, num_games=600)
 
 
 @pytest.mark.parametrize("rules", ["standard", "douzero"])

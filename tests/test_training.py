@@ -22,7 +22,7 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("yaml")
 pytest.importorskip("tensorboard")
 
-from helpers import ROOT, STANDARD, TINY, small_config, small_model  # noqa: E402
+from helpers import ROOT, STANDARD, TINY, scalars, small_config, small_model  # noqa: E402
 
 from agents.checkpoint import CheckpointError, load_model, read_checkpoint, save_checkpoint  # noqa: E402
 from agents.dmc import POSITIONS, DMCAgent, ModelConfig, positions, segment_argmax  # noqa: E402
@@ -54,19 +54,6 @@ def tiny(out_dir, **overrides) -> TrainConfig:
     """The tiny config writing under ``out_dir``, evaluation off unless overridden."""
     values = {"out_dir": str(out_dir), "eval_deals": 0, **overrides}
     return load_config(TINY, {k: v for k, v in values.items()})
-
-
-def scalars(run_dir, files=None) -> dict[str, list[tuple[int, float]]]:
-    """``{tag: [(step, value), ...]}`` of the TensorBoard event files of ``run_dir`` (or ``files``)."""
-    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
-
-    out: dict[str, list[tuple[int, float]]] = {}
-    for path in sorted(files if files is not None else glob.glob(os.path.join(run_dir, "events.*"))):
-        acc = EventAccumulator(path, size_guidance={"scalars": 0})
-        acc.Reload()
-        for tag in acc.Tags()["scalars"]:
-            out.setdefault(tag, []).extend((e.step, e.value) for e in acc.Scalars(tag))
-    return out
 
 
 def same_state(a: dict, b: dict) -> bool:

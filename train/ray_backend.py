@@ -116,7 +116,7 @@ class Fleet:
 
     def __init__(self, ray, run):
         self.ray, self.run, cfg = ray, run, run.cfg
-        check_room(ray.cluster_resources(), cfg)
+        _announce(ray, cfg)
         self.remote = ray.remote(num_cpus=cfg.ray_actor_num_cpus, num_gpus=cfg.ray_actor_num_gpus,
                                  max_restarts=0)(RolloutWorker)
         self.version, self.broadcast_at = 0, run.updates
@@ -195,6 +195,16 @@ class Fleet:
             if actor is not None:
                 self.ray.kill(actor, no_restart=True)
         self.pending.clear()
+
+
+def _announce(ray, cfg: TrainConfig) -> None:
+    """Check that the cluster has room for an actor (:func:`check_room`); say what runs where."""
+    resources = ray.cluster_resources()
+    check_room(resources, cfg)
+    nodes = sum(1 for node in ray.nodes() if node.get("Alive"))
+    print(f"Ray: {cfg.num_actors} actors ({cfg.ray_actor_num_cpus:g} CPU, {cfg.ray_actor_num_gpus:g} GPU "
+          f"each) on {nodes} node(s) with {resources.get('CPU', 0):g} CPUs and "
+          f"{resources.get('GPU', 0):g} GPUs; the learner in this process", flush=True)
 
 
 def check_room(resources: dict, cfg: TrainConfig) -> None:
