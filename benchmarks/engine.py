@@ -17,9 +17,11 @@ Run::
     python -m benchmarks.engine --json engine.json --repeats 3
 
 Peers (open_spiel's C++ ``dou_dizhu``, rlcard, douzero) are measured on the
-same workload in the same run when they are installed, in this interpreter or
-in ``.venv-peers`` (see ``benchmarks/requirements-peers.txt``); ratios are
-games/s of ours over theirs. Figures are medians of ``--repeats`` runs.
+same workload in the same run when they are installed, in this interpreter
+(``pip install -e ".[benchmark]"`` installs all three) or in ``.venv-peers``
+(see ``benchmarks/requirements-peers.txt``); ratios are games/s of ours over
+theirs. Figures are medians of ``--repeats`` runs, made in rounds (every row
+once per round) so that the machine's load falls on all rows alike.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from doudizhu_env import engine
 from doudizhu_env.single import Game
 
 BATCH_SIZES = (1, 64, 1024, 4096)
+PEERS = ("openspiel_engine", "rlcard_engine", "douzero_engine")
 #: The single-game path's games/s over rlcard's raw engine's (both one game at a time, random play).
 TARGET_SINGLE_VS_RLCARD = 1.0
 PEERS_PYTHON = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), ".venv-peers",
@@ -95,12 +98,36 @@ def peak_memory(num_games: int, seed: int = 0) -> float:
     return peak
 
 
-def _median_run(fn, repeats: int) -> dict:
-    runs = [fn(seed) for seed in range(repeats)]
-    out = {k: statistics.median(r[k] for r in runs) for k in ("games_per_s", "decisions_per_s")
-           if k in runs[0]}
+RATES = ("games_per_s", "decisions_per_s")
+
+
+def _summary(runs: list[dict], keys=RATES) -> dict:
+    """Medians of the rates ``keys`` over ``runs``, and the runs."""
+    out = {k: statistics.median(r[k] for r in runs) for k in keys if k in runs[0]}
     out["runs"] = runs
     return out
+
+
+def interleaved(measurements: dict, repeats: int, keys=RATES) -> dict[str, dict]:
+    """``repeats`` rounds of every measurement (``label -> fn(seed)``), one run each per round, so that
+    a change of the machine's load in the middle of the command falls on all of them alike.
+
+    A measurement raising ImportError or RuntimeError (a peer not installed) is skipped from then on.
+    Returns the medians of the rates ``keys`` per label.
+    """
+    runs: dict[str, list] = {label: [] for label in measurements}
+    skipped: set[str] = set()
+    for seed in range(repeats):
+        for label, fn in measurements.items():
+            if label in skipped:
+                continue
+            try:
+                runs[label].append(fn(seed))
+            except (ImportError, RuntimeError) as err:
+                print(f"  {label}: skipped ({err})", flush=True)
+                skipped.add(label)
+        print(f"  round {seed + 1}/{repeats} done", flush=True)
+    return {label: _summary(r, keys) for label, r in runs.items() if r}
 
 
 def measure_peer(name: str, seconds: float, seed: int) -> dict:
@@ -115,19 +142,6 @@ def measure_peer(name: str, seconds: float, seed: int) -> dict:
         return peers.run_in_subprocess(PEERS_PYTHON, name, seconds, seed)
 
 
-def peer_rows(names: tuple[str, ...], seconds: float, repeats: int) -> list[dict]:
-    """Median figures of every installed peer (see :mod:`benchmarks.peers`)."""
-    rows = []
-    for name in names:
-        try:
-            fig = _median_run(lambda seed, n=name: measure_peer(n, seconds, seed), repeats)
-        except (ImportError, RuntimeError) as err:
-            print(f"  {name}: skipped ({err})")
-            continue
-        rows.append({"engine": name.removesuffix("_engine"), **fig})
-    return rows
-
-
 def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=3.0, help="wall time per measurement")
@@ -137,19 +151,25 @@ def main(argv=None) -> dict:
     parser.add_argument("--json", help="write the table as JSON to this path")
     args = parser.parse_args(argv)
 
-    rows = []
+    measurements, rows = {}, []
     for b in args.batch:
         for dense in (False, True) if b >= 1024 else (False,):
-            fig = _median_run(lambda seed, b=b, d=dense: run_ours(b, args.seconds, seed, dense=d),
-                              args.repeats)
             label = f"doudizhu B={b}" + (" +dense" if dense else "")
-            rows.append({"engine": label, "batch": b, **fig, "peak_bytes": peak_memory(b)})
-            print(f"  {label}: {fig['games_per_s']:,.0f} games/s", flush=True)
-    single = _median_run(lambda seed: run_single(args.seconds, seed), args.repeats)
-    rows.append({"engine": "doudizhu single game", "path": "single", **single})
-    print(f"  doudizhu single game: {single['games_per_s']:,.0f} games/s", flush=True)
+            measurements[label] = lambda seed, b=b, d=dense: run_ours(b, args.seconds, seed, dense=d)
+            rows.append({"engine": label, "batch": b})
+    measurements["doudizhu single game"] = lambda seed: run_single(args.seconds, seed)
+    rows.append({"engine": "doudizhu single game", "path": "single"})
     if not args.no_peers:
-        rows += peer_rows(("openspiel_engine", "rlcard_engine", "douzero_engine"), args.seconds, args.repeats)
+        for name in PEERS:
+            measurements[name] = lambda seed, n=name: measure_peer(n, args.seconds, seed)
+            rows.append({"engine": name.removesuffix("_engine")})
+    figures = interleaved(measurements, args.repeats)
+    rows = [{**row, **figures[label]} for row, label in zip(rows, measurements, strict=True)
+            if label in figures]
+    for row in rows:
+        if "batch" in row:  # after the runs: the tables built on first use are not counted
+            row["peak_bytes"] = peak_memory(row["batch"])
+    single = figures["doudizhu single game"]
     _print_table(rows)
     result = {"workload": "random legal actions, full hands, standard rules", "rows": rows,
               "max_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,

@@ -25,7 +25,9 @@ Workloads (standard rules, full hands with bidding and doubling; one process):
   drawn from that form, printed side by side: learner decisions/s, and in
   ``env.step`` alone.
 
-Every figure is the median of ``--repeats`` runs. Run::
+Every figure is the median of ``--repeats`` runs; the three one-game workloads
+(``aec``, rlcard's env, ``gym``) run in rounds, one run of each per round, so that
+the machine's load falls on them alike. Run::
 
     python -m benchmarks.env                      # ~2 minutes
     python -m benchmarks.env --json env.json
@@ -42,7 +44,7 @@ import time
 
 import numpy as np
 
-from benchmarks.engine import measure_peer
+from benchmarks.engine import interleaved, measure_peer
 from doudizhu_env.gym_env import MASKS, DouDizhuEnv, DouDizhuVectorEnv, RandomPolicy
 from doudizhu_env.legal import sample_bits
 
@@ -182,6 +184,24 @@ def _median(fn, repeats: int, keys) -> dict:
     return {**{k: statistics.median(r[k] for r in runs) for k in keys if k in runs[0]}, "runs": runs}
 
 
+def _print_one_game(result: dict) -> None:
+    """The AEC and single-seat figures, and their ratios to rlcard's env (recorded in ``result``)."""
+    a, g, peer = result["aec"], result["gym"], result.get("rlcard_env")
+    lines = [f"  doudizhu_v0 (AEC API):   {a['steps_per_s']:>12,.0f} steps/s "
+             f"({a['steps_per_s_env_only']:,.0f} in the env's calls alone)",
+             f"  DouDizhu-v0 (one seat):  {g['steps_per_s']:>12,.0f} learner steps/s "
+             f"({g['steps_per_s_env_only']:,.0f} in reset and step alone)"]
+    if peer is not None:
+        targets = (("aec_vs_rlcard", a, TARGET_VS_RLCARD), ("gym_vs_rlcard", g, TARGET_GYM_VS_RLCARD))
+        for key, fig, target in targets:
+            ratio = fig["steps_per_s"] / peer["steps_per_s"]
+            result[key] = {"ratio": ratio, "target": target, "met": ratio >= target}
+        lines.append(f"  rlcard env:              {peer['steps_per_s']:>12,.0f} steps/s   (AEC x"
+                     f"{result['aec_vs_rlcard']['ratio']:.2f}, target x{TARGET_VS_RLCARD:g}; one seat x"
+                     f"{result['gym_vs_rlcard']['ratio']:.2f}, target x{TARGET_GYM_VS_RLCARD:g})")
+    print("\n".join(lines), flush=True)
+
+
 def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=3.0, help="wall time per measurement")
@@ -195,33 +215,11 @@ def main(argv=None) -> dict:
     secs, reps = args.seconds, args.repeats
 
     result = {"workload": "random legal actions, full hands, standard rules", "cpu_count": os.cpu_count()}
-    keys = ("steps_per_s", "steps_per_s_env_only", "games_per_s")
-    result["aec"] = _median(lambda s: aec_random_play(secs, s), reps, keys)
-    a = result["aec"]
-    print(f"  doudizhu_v0 (AEC API):   {a['steps_per_s']:>12,.0f} steps/s "
-          f"({a['steps_per_s_env_only']:,.0f} in the env's calls alone)", flush=True)
+    one_game = {"aec": lambda s: aec_random_play(secs, s), "gym": lambda s: gym_random_play(secs, s)}
     if not args.no_peers:
-        try:
-            result["rlcard_env"] = _median(lambda s: measure_peer("rlcard_env", secs, s), reps,
-                                           ("steps_per_s", "games_per_s"))
-        except (ImportError, RuntimeError) as err:
-            print(f"  rlcard_env: skipped ({err})")
-    if "rlcard_env" in result:
-        ratio = result["aec"]["steps_per_s"] / result["rlcard_env"]["steps_per_s"]
-        met = ratio >= TARGET_VS_RLCARD
-        result["aec_vs_rlcard"] = {"ratio": ratio, "target": TARGET_VS_RLCARD, "met": met}
-        print(f"  rlcard env:              {result['rlcard_env']['steps_per_s']:>12,.0f} steps/s"
-              f"   (ours x{ratio:.2f}, target x{TARGET_VS_RLCARD:g})", flush=True)
-    result["gym"] = _median(lambda s: gym_random_play(secs, s), reps, keys)
-    g = result["gym"]
-    line = (f"  DouDizhu-v0 (one seat):  {g['steps_per_s']:>12,.0f} learner steps/s "
-            f"({g['steps_per_s_env_only']:,.0f} in reset and step alone)")
-    if "rlcard_env" in result:
-        ratio = g["steps_per_s"] / result["rlcard_env"]["steps_per_s"]
-        result["gym_vs_rlcard"] = {"ratio": ratio, "target": TARGET_GYM_VS_RLCARD,
-                                   "met": ratio >= TARGET_GYM_VS_RLCARD}
-        line += f"   (x{ratio:.2f} rlcard's env, target x{TARGET_GYM_VS_RLCARD:g})"
-    print(line, flush=True)
+        one_game["rlcard_env"] = lambda s: measure_peer("rlcard_env", secs, s)
+    result.update(interleaved(one_game, reps, ("steps_per_s", "steps_per_s_env_only", "games_per_s")))
+    _print_one_game(result)
     result["vector"] = _median(lambda s: vector_random_play(args.batch, secs, s), reps,
                                ("decisions_per_s", "decisions_per_s_env_only", "all_seat_decisions_per_s",
                                 "games_per_s"))

@@ -1,13 +1,21 @@
 """Throughput of the peer Dou Dizhu engines, on the same workload as ours.
 
-Peers (PyPI packages, installed in their own virtualenv, never in the project's):
+Peers (PyPI packages):
 
 * ``open_spiel`` -- the C++ game ``dou_dizhu`` through ``pyspiel`` (with bidding);
 * ``rlcard`` -- ``rlcard.games.doudizhu.Game`` (card play only, seat 0 is landlord),
   and its environment ``rlcard.make("doudizhu")`` for the environment-level figure;
 * ``douzero`` -- ``douzero.env.game.GameEnv`` (card play only, landlord given).
 
-Install (the commands that worked, Python 3.11, from the repository root)::
+Install, either into the project's venv, where the benchmarks measure them in the same
+interpreter (the extra ``benchmark``: the extra ``peers``, rlcard and douzero, and
+open_spiel; after the CPU build of torch, which ``make install`` puts in first)::
+
+    .venv/bin/python -m pip install -e ".[benchmark]"
+
+or into a virtualenv of their own, ``.venv-peers``, which ``benchmarks.engine`` and
+``benchmarks.env`` run in a subprocess for a peer their interpreter lacks (the commands
+that worked, Python 3.11, from the repository root)::
 
     python3 -m venv .venv-peers
     .venv-peers/bin/python -m pip install --upgrade pip

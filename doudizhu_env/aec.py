@@ -42,10 +42,21 @@ many redeals ends with truncations and zero rewards.
 seat whose view the rendering shows: other hands hidden; default all cards),
 ``illegal_action`` (``"raise"``, default: an :class:`IllegalActionError` and
 no change; ``"penalty"``: PettingZoo's terminate-with-penalty behaviour, the
-offender gets ``illegal_reward``).
+offender gets ``illegal_reward``). A bad value raises ``ValueError`` naming
+the argument; the checks and the spaces are those of the Gymnasium envs too
+(:mod:`doudizhu_env.env_args`).
 
 **Scripted deals** ``reset(seed=..., options={"deal": {"hands": [h0, h1, h2],
 "hole": "...", "first_bidder": 0}})`` with 17-card hands in card notation.
+
+**One game, no batch.** The hand is stepped on the single-game path
+(:mod:`doudizhu_env.single`): the batched engine's deals (the same seed
+gives the same cards), legal actions, observations and points, without
+its per-call overhead. ``raw_env.game`` is the
+:class:`~doudizhu_env.single.Game`; ``raw_env.state`` is the one-game
+:class:`~doudizhu_env.engine.State` it stands at (built when asked for),
+which :func:`~doudizhu_env.observation.observe`, the renderer and the
+engine's functions take.
 """
 
 from __future__ import annotations

@@ -23,14 +23,24 @@ decisions the other two seats act at once, inside :meth:`~DouDizhuEnv.step`
 observation is one where the learning seat is to act, or the last one of
 the hand.
 
+**One game, no batch.** ``DouDizhuEnv`` steps its hand on the single-game
+path (:mod:`doudizhu_env.single`): the batched engine's deals (the same seed
+gives the same cards), legal actions, observations and points, without its
+per-call overhead. ``env.game`` is the :class:`~doudizhu_env.single.Game`;
+``env.state`` is the one-game :class:`~doudizhu_env.engine.State` it stands
+at (built when asked for).
+
 **Opponents.** ``opponents`` is a list of two :class:`agents.base.Agent`-like
 objects (anything with ``act(view) -> actions``): ``opponents[0]`` plays the
 seat after the learner, ``opponents[1]`` the seat before it. Each is called
 with the *seat view* (:func:`doudizhu_env.observation.seat_view`) of the
-games where its seat is to act, so it cannot see hidden cards, and its
-actions are checked (an illegal one raises). The default is two uniform
-random players over the legal actions, seeded from the reset seed;
-opponents you pass keep their own randomness.
+games where its seat is to act (a one-game state in ``DouDizhuEnv``), so it
+cannot see hidden cards, and its actions are checked (an illegal one raises,
+and in ``DouDizhuEnv`` the learner's action before it is undone too). The
+default is two uniform random players over the legal actions, seeded from
+the reset seed (in ``DouDizhuEnv`` they draw from the game's legal actions
+directly, the very draws they would make from its state); opponents you
+pass keep their own randomness.
 
 **Actions** ``Discrete(A)``: the ids of :func:`doudizhu_env.action_table` for the
 rules in use (13,557 for ``standard``); bids, doubling and pass are ids 0..6.
@@ -65,7 +75,9 @@ A hand cut after too many redeals is *truncated* with reward 0.
 
 **Arguments** ``seat``, ``opponents``, ``rules`` (a :class:`~doudizhu_env.Rules`
 or preset name), ``reward``, ``render_mode`` (``"ansi"`` or ``"human"``: the table
-as the learning seat sees it), ``illegal_action``, ``illegal_reward``.
+as the learning seat sees it), ``illegal_action``, ``illegal_reward``. A bad
+value raises ``ValueError`` naming the argument; the checks and the spaces
+are those of the PettingZoo env too (:mod:`doudizhu_env.env_args`).
 
 **Scripted deals** ``reset(seed=..., options={"deal": {"hands": [h0, h1, h2],
 "hole": "...", "first_bidder": 0}})`` (a :class:`~doudizhu_env.engine.Deal` or its dict).

@@ -103,17 +103,9 @@ class _Tables:
         self.bomb = (table.types == CombType.BOMB).tolist()
         self.rocket = table.rocket
         self.action_bits = card_bits(table.counts)  # (A, 54) float32; pass, bids, doubling: zeros
-        self.bid_bits = [self._word0_bits([BID0 + v for v in range(4) if v == 0 or v > base], lt.words)
-                         for base in range(4)]
-        self.doubling_bits = self._word0_bits([DOUBLE, DOUBLE + 1], lt.words)
-        self.no_bits = self._word0_bits([], lt.words)
-
-    @staticmethod
-    def _word0_bits(ids, words: int) -> np.ndarray:
-        bits = np.zeros(words, dtype=np.uint64)
-        bits[0] = sum(1 << a for a in ids)
-        bits.setflags(write=False)
-        return bits
+        # (phase, base) -> the legal actions outside the play phase (the bids above the base, doubling,
+        # none once over), taken from engine.legal_bits the first time a game asks
+        self.phase_bits: dict[tuple[int, int], np.ndarray] = {}
 
 
 def _select_bit(value: int, k: int) -> int:
@@ -265,12 +257,11 @@ class Game:
                 if self.table_action >= 0:  # follow: the beating combinations held, and pass
                     bits = bits & t.beaters[t.beater_row[self.table_action]]
                     bits[0] |= np.uint64(1 << PASS)
-            elif phase == BIDDING:
-                bits = t.bid_bits[self.base]
-            elif phase == DOUBLING:
-                bits = t.doubling_bits
             else:
-                bits = t.no_bits
+                bits = t.phase_bits.get((phase, self.base))
+                if bits is None:
+                    bits = t.phase_bits[phase, self.base] = engine.legal_bits(self.to_state())[0]
+                    bits.setflags(write=False)
             self._bits = bits
         return self._bits
 
@@ -321,6 +312,8 @@ class Game:
         ``check=False`` is for actions known to be legal. A game already over
         stays as it is (its ``rewards`` are zeroed, ``ended`` cleared).
         """
+        if type(action) is not int:
+            action = engine.action_id(action)  # a numpy integer; anything else raises IllegalActionError
         if self.done:
             self.rewards, self.ended = [0.0, 0.0, 0.0], False
             self._state = None

@@ -1,5 +1,5 @@
 """Scripted hands (deal, the action names of the whole hand in turn order, the points it ends in)
-shared by the env tests; each worked out by hand from docs/rules.md (Scoring)."""
+shared by the engine, observation and env tests; each worked out by hand from docs/rules.md (Scoring)."""
 
 # Spring. Seat 0 holds six triples 3..8; with the hole 8, 9, 2 it goes out in three plays.
 SPRING_DEAL = {"hands": ["33344455566677788", "345678999TTTTJJJJ", "QQQQKKKKAAAA222XD"], "hole": "892",

@@ -5,6 +5,7 @@ import dataclasses
 import numpy as np
 import pytest
 from helpers import action_ids, play_names, state_fields
+from scripted_deals import REVERSE_DEAL, SPRING_DEAL
 
 from doudizhu_env import Rules, action_table, parse_hand
 from doudizhu_env.cards import DECK_COUNTS
@@ -26,9 +27,9 @@ from doudizhu_env.engine import (
 
 # Seat 0 holds six triples 3..8 (with the hole 8, 9, 2 it can go out in three plays); the
 # farmers hold bombs TTTT JJJJ QQQQ KKKK AAAA and the rocket.
-BASIC = Deal(hands=("33344455566677788", "345678999TTTTJJJJ", "QQQQKKKKAAAA222XD"), hole="892")
+BASIC = Deal.coerce(SPRING_DEAL)
 # Seat 1 (a farmer when seat 0 is landlord) can go out with 2, 3456789TJQKA, KKK+X.
-FARMER = Deal(hands=("33344455566677788", "3456789TJQKA2KKKX", "899TTJJQQQAAA222D"), hole="9TJ")
+FARMER = Deal.coerce(REVERSE_DEAL)
 
 BIDS = {1: ["bid1", "bid0", "bid0"], 2: ["bid2", "bid0", "bid0"], 3: ["bid3"]}  # seat 0 becomes landlord
 NO_DOUBLES = ["no_double", "no_double"]

@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 from helpers import play_names
+from scripted_deals import SPRING_DEAL
 
 from doudizhu_env import action_table, parse_hand
 from doudizhu_env.engine import Deal, reset
@@ -16,7 +17,7 @@ from doudizhu_env.observation import (
     piece_slice,
 )
 
-DEAL = Deal(hands=("33344455566677788", "345678999TTTTJJJJ", "QQQQKKKKAAAA222XD"), hole="892", first_bidder=0)
+DEAL = Deal.coerce(SPRING_DEAL)  # seat 0: six triples 3..8; the farmers: five bombs and the rocket
 TABLE = action_table()
 
 

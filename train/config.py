@@ -116,15 +116,16 @@ class TrainConfig:
     ray_actor_num_cpus: float = 1.0
     """With ``backend: ray``, CPUs each actor reserves (Ray's ``num_cpus``)."""
     ray_actor_num_gpus: float = 0.0
-    """With ``backend: ray``, GPUs each actor reserves (Ray's ``num_gpus``; fractions share one), which
-    places the actors on GPU nodes; the actors' model still plays on the CPU."""
+    """With ``backend: ray``, GPUs each actor reserves (Ray's ``num_gpus``; fractions share one); with
+    more than 0 the actors' model plays on their GPU."""
     ray_chunks_in_flight: int = 2
     """With ``backend: ray``, the back-pressure: ``collect`` calls each actor has outstanding. At most
     ``num_actors`` times this many chunks are made and not yet taken by the learner."""
     ray_broadcast_updates: int = 4
     """With ``backend: ray``, learner updates between two weight broadcasts to the actors (the local
-    backend's actors see every update). A broadcast costs the learner about one tenth of an update
-    of the default config; the actors' chunks in flight are older than 4 updates anyway."""
+    backend's actors see every update). A broadcast costs the learner under a tenth of an update of
+    the default config (one ``ray.put`` of the weights); the chunks in flight are older than 4
+    updates anyway."""
     model: ModelConfig = field(default_factory=ModelConfig)
     """Network sizes (see :class:`agents.dmc.ModelConfig`)."""
 

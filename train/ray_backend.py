@@ -80,15 +80,36 @@ class Broadcast:
     ref: list
 
 
+class OnDevice:
+    """A :class:`~agents.dmc.DMCModel` on ``device`` for :class:`~agents.dmc.DMCAgent`, which gives it
+    CPU tensors and reads CPU tensors back: the inputs go to the device, the Q-values come back."""
+
+    def __init__(self, model: DMCModel, device: str):
+        self.model, self.device = model.to(device), torch.device(device)
+        self.rules = model.rules
+
+    def q_values(self, obs: torch.Tensor, pos: np.ndarray, ids: np.ndarray, seg: np.ndarray) -> torch.Tensor:
+        """:meth:`agents.dmc.DMCModel.q_values` on the device, returned on the CPU."""
+        return self.model.q_values(obs.to(self.device), pos, ids, seg).cpu()
+
+
+def actor_device(cfg: TrainConfig) -> str:
+    """Where a Ray actor's model plays: its GPU (Ray sets ``CUDA_VISIBLE_DEVICES``) when it reserves one."""
+    return "cuda" if cfg.ray_actor_num_gpus > 0 else "cpu"
+
+
 class RolloutWorker:
-    """One self-play actor of a Ray run: a :class:`train.actor.Actor` on its own copy of the model."""
+    """One self-play actor of a Ray run: a :class:`train.actor.Actor` on its own copy of the model
+    (on the GPU that the actor reserved, if any: :func:`actor_device`)."""
 
     def __init__(self, cfg: TrainConfig, seed_seq: list[int], weights: Broadcast):
         torch.set_num_threads(cfg.threads)
         self.model = DMCModel(Rules.preset(cfg.rules), ModelConfig(**cfg.model.to_dict()))
+        device = actor_device(cfg)
         self.version = -1
         self._sync(weights)
-        self.actor = Actor(self.model, cfg.games_per_actor, cfg.objective, np.random.default_rng(seed_seq),
+        plays = OnDevice(self.model, device) if device != "cpu" else self.model
+        self.actor = Actor(plays, cfg.games_per_actor, cfg.objective, np.random.default_rng(seed_seq),
                            cfg.bidding_epsilon, cfg.fixed_landlord_share)
         self.chunk_size = cfg.chunk_size
 
