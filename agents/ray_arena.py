@@ -42,7 +42,7 @@ def import_ray():
 
 
 @contextlib.contextmanager
-def ray_session(address: str = "", num_cpus: int | None = None, object_store_mb: int | None = None):
+def ray_session(address: str = "", num_cpus: int | None = None):
     """Ray for the duration of the block, left as it was found.
 
     This process's Ray connection when there is one (``ray.init`` called
@@ -63,10 +63,11 @@ def ray_session(address: str = "", num_cpus: int | None = None, object_store_mb:
             ray.init(address=address)
         except (ConnectionError, ValueError, RuntimeError) as err:
             raise ClusterUnreachable(f"cannot connect to the Ray cluster at {address!r} ({err}); expected "
-                                  "'auto' or the HOST:PORT that `ray start --head` printed") from err
+                                     "'auto' or the HOST:PORT that `ray start --head` printed (a cluster "
+                                     "with token authentication also needs RAY_AUTH_MODE=token and its "
+                                     "token here: docs/distributed.md)") from err
     else:
-        store = object_store_mb * 2**20 if object_store_mb else None
-        ray.init(address="local", num_cpus=num_cpus, include_dashboard=False, object_store_memory=store)
+        ray.init(address="local", num_cpus=num_cpus, include_dashboard=False)
     try:
         yield ray
     finally:

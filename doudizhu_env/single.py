@@ -83,6 +83,9 @@ _CARD_LEVELS = np.tile(_CARD_LEVEL, _CARDS_END // CARD_BITS)
 _TO_BEAT = piece_slice("to_beat")
 _LITTLE_ENDIAN = sys.byteorder == "little"  # the bitsets' uint64 words are native
 _HISTORY = piece_slice("history_cards")
+_HISTORY_SEATS = piece_slice("history_seats")
+# who made a move -> (observer, the one-hot of the mover's seat relative to the observer)
+_MOVER = np.stack([np.eye(3, dtype=np.float32)[(who - np.arange(3)) % 3] for who in range(3)])
 _COL = {name: piece_slice(name).start for name, _, _ in ONE_HOT_PIECES}  # category 0 of a piece's first slot
 _SIZE = {name: size for name, _, size in ONE_HOT_PIECES}  # categories per slot
 _REL = [(k, (k + 1) % 3, (k + 2) % 3) for k in range(3)]  # observer -> its self, next, prev seats
@@ -174,6 +177,9 @@ class Game:
         # the card bits of the moves, the first at the end: the last 15, most recent first, are a slice
         self._moves = np.zeros((MAX_HISTORY + HISTORY_MOVES, CARD_BITS), np.float32)
         self._moves[MAX_HISTORY - 1 - np.arange(n)] = self._t.action_bits[self.history]
+        self._movers = np.zeros((3, MAX_HISTORY + HISTORY_MOVES, 3), np.float32)  # likewise, per observer
+        self._movers[:, MAX_HISTORY - 1 - np.arange(n)] = _MOVER[self.history_seat].transpose(1, 0, 2)
+        self._settled = [None, None, None]
         self._fits = [None, None, None]
         self._changed()
         self._state = s if s.num_games == 1 else None
@@ -292,8 +298,8 @@ class Game:
         if self._ids is not None:
             return int(self._ids[int(u * len(self._ids))])
         bits = self.legal_bits()
-        words = bits.nonzero()[0].tolist()  # a follow has few nonzero words: select in Python
-        values = bits[words].tolist()
+        nonzero = bits.nonzero()[0]  # a follow has few nonzero words: select in Python
+        words, values = nonzero.tolist(), bits[nonzero].tolist()
         counts = [v.bit_count() for v in values]
         k = int(u * sum(counts))
         for word, value, count in zip(words, values, counts, strict=True):
@@ -326,15 +332,19 @@ class Game:
             self._by_engine(engine.step(self.to_state(), np.array([action]), check=False))
             return
         self.rewards, self.ended = [0.0, 0.0, 0.0], False
-        self._moves[MAX_HISTORY - 1 - len(self.history)] = self._t.action_bits[action]
+        pos = MAX_HISTORY - 1 - len(self.history)
+        self._moves[pos] = self._t.action_bits[action]
+        self._movers[:, pos] = _MOVER[self.to_act]
         self.history.append(action)
         self.history_seat.append(self.to_act)
         if self.phase == PLAY:
             self._play(action)
-        elif self.phase == BIDDING:
-            self._bid(action - BID0)
         else:
-            self._double(action == DOUBLE)
+            self._settled = [None, None, None]
+            if self.phase == BIDDING:
+                self._bid(action - BID0)
+            else:
+                self._double(action == DOUBLE)
         self._changed()
 
     def _bid(self, bid: int) -> None:
@@ -412,6 +422,7 @@ class Game:
         points = [-sign * stake] * 3
         points[landlord] = 2 * sign * stake
         self.phase, self.done, self.ended, self.truncated = OVER, True, True, False
+        self._settled = [None, None, None]
         self.scores, self.rewards = points, [float(p) for p in points]
 
     # -- what a seat sees --------------------------------------------------------------------
@@ -437,26 +448,31 @@ class Game:
             out[_TO_BEAT] = self._t.action_bits[self.table_action]
         start = MAX_HISTORY - len(self.history)
         out[_HISTORY] = self._moves[start : start + HISTORY_MOVES].ravel()
+        out[_HISTORY_SEATS] = self._movers[seat, start : start + HISTORY_MOVES].ravel()
         out[self._one_hot_columns(seat)] = 1.0
         return out
 
     def _one_hot_columns(self, seat: int) -> list[int]:
-        """Column of the category set in every one-hot slot of :data:`ONE_HOT_PIECES` that has one
-        (the values of :func:`observe`, from this game's fields)."""
+        """Column of the category set in the one-hot slots of :data:`ONE_HOT_PIECES` but the moves'
+        seats (the values of :func:`observe`, from this game's fields)."""
+        left, rel = self.left, _REL[seat]
+        cols = [_COL["multiplier"] + min(self._events(), _SIZE["multiplier"] - 1),  # capped: the last one
+                _COL["bombs"] + min(self.bombs + self.rocket, _SIZE["bombs"] - 1),
+                *[_COL["cards_left"] + _SIZE["cards_left"] * k + left[rel[k]] for k in range(3)]]
+        if self.phase == PLAY and self.table_action >= 0:
+            cols.append(_COL["to_beat_seat"] + (self.table_seat - seat) % 3)
+        settled = self._settled[seat]
+        if settled is None:
+            settled = self._settled[seat] = self._settled_columns(seat)
+        return cols + settled
+
+    def _settled_columns(self, seat: int) -> list[int]:
+        """The one-hot columns that card play does not change: phase, base, role, landlord, bids, doubles."""
         landlord, rel = self.landlord, _REL[seat]
-        bids, doubles, left = self.bids, self.doubles, self.left
-        cols = [_COL["phase"] + self.phase, _COL["base"] + self.base,  # capped counts: the last category
-                _COL["multiplier"] + min(self._events(), _SIZE["multiplier"] - 1),
-                _COL["bombs"] + min(self.bombs + self.rocket, _SIZE["bombs"] - 1)]
+        cols = [_COL["phase"] + self.phase, _COL["base"] + self.base]
         if landlord >= 0:
             cols += [_COL["role"] + (seat - landlord) % 3, _COL["landlord"] + (landlord - seat) % 3]
         for k in range(3):  # per relative seat; not yet / not asked is category 0
-            s = rel[k]
-            cols += [_COL["bids"] + _SIZE["bids"] * k + bids[s] + 1,
-                     _COL["doubles"] + _SIZE["doubles"] * k + doubles[s] + 1,
-                     _COL["cards_left"] + _SIZE["cards_left"] * k + left[s]]
-        if self.phase == PLAY and self.table_action >= 0:
-            cols.append(_COL["to_beat_seat"] + (self.table_seat - seat) % 3)
-        start, recent = _COL["history_seats"], self.history_seat[: -HISTORY_MOVES - 1 : -1]
-        cols += [start + 3 * k + (who - seat) % 3 for k, who in enumerate(recent)]
+            cols += [_COL["bids"] + _SIZE["bids"] * k + self.bids[rel[k]] + 1,
+                     _COL["doubles"] + _SIZE["doubles"] * k + self.doubles[rel[k]] + 1]
         return cols
