@@ -104,6 +104,7 @@ class raw_env(AECEnv):  # noqa: N801  (PettingZoo's naming)
         self._num_actions = self.action_spaces[self.possible_agents[0]].n
         self._rng = np.random.default_rng()
         self.game: Game | None = None
+        self._infos_of = None  # the (phase, landlord) the infos were made for
 
     @property
     def state(self) -> engine.State | None:
@@ -129,7 +130,7 @@ class raw_env(AECEnv):  # noqa: N801  (PettingZoo's naming)
         self.terminations = {a: False for a in self.agents}
         self.truncations = {a: False for a in self.agents}
         self._agent_selector = AgentSelector(self.agents)
-        self._infos_of = None
+        self._infos_of = None  # new infos for the new hand
         self._sync()
 
     def step(self, action):

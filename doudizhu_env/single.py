@@ -8,7 +8,7 @@ small arrays and steps it directly::
     game = Game.new(seed, rules="standard")      # or Game.new(rng, deal=Deal(...))
     while not game.done:
         game.step(game.sample_legal(rng))          # or a policy over game.legal_mask()
-    game.scores                                    # [landlord's 2x, farmer, farmer] points
+    game.scores                                    # the points of seats 0, 1, 2
 
 **The same game as the engine.** Nothing here is a second rule set:
 
@@ -19,7 +19,9 @@ small arrays and steps it directly::
   per-block "holds" tables and the "beats" rows of the action table): a
   hand's bitset is computed once when its cards change and kept, a follow
   is one AND with the row of the combination on the table, and the dense
-  mask is unpacked from the bitset once per decision;
+  mask is unpacked from the bitset once per decision; outside card play
+  (bids, doubling) they are :func:`engine.legal_bits` itself, kept per
+  phase and base;
 - the rare transitions are made by the engine itself: the redeal after three
   passes (and the truncation past ``Rules.redeal_limit``) and dealing the next
   hand (:meth:`Game.next_hand`) convert to a one-game
@@ -28,15 +30,17 @@ small arrays and steps it directly::
   :class:`~doudizhu_env.engine.IllegalActionError` names the legal actions);
 - :meth:`Game.to_state` is the one-game state the engine would have reached,
   field for field, so everything written for states (:func:`observe`,
-  :func:`seat_view`, rendering, agents) takes a game too;
-  ``tests/test_single_game.py`` steps both side by side on thousands of
-  random games and compares every field, mask and observation.
+  :func:`seat_view`, rendering, agents) works on it;
+  ``tests/test_single_game.py`` steps both side by side on a thousand
+  random games (thousands more in its slow sweep) and compares every
+  field, mask and observation after every step.
 
 :meth:`Game.observe` builds the observation vector of
 :mod:`doudizhu_env.observation` from the game's fields in a few array
-operations (card bits of the hand, hole, played and unseen cards; the cards
-of the last moves gathered from a per-action table; the one-hot slots set
-from Python numbers).
+operations: the card bits of the hand, hole, played and unseen cards from
+the game's rank counts (kept up to date per move); the cards and seats of
+the last moves from buffers written once per move; the other one-hot slots
+from Python numbers (those that card play leaves alone, kept per seat).
 
 Random play: :meth:`Game.sample_legal` draws exactly what
 :func:`engine.sample_legal` draws for a one-game state from the same
@@ -135,6 +139,11 @@ class Game:
 
     def __init__(self, state: engine.State, game: int = 0):
         """Game ``game`` of a (batched) engine state."""
+        if not isinstance(state, engine.State):
+            raise TypeError(f"a Game is read from an engine State, got {type(state).__name__}")
+        index = isinstance(game, (int, np.integer)) and not isinstance(game, (bool, np.bool_))
+        if not (index and 0 <= game < state.num_games):
+            raise ValueError(f"game must be an index 0..{state.num_games - 1} of the state, got {game!r}")
         self.rules = state.rules
         self._t = _tables(self.rules)
         self._load(state, game)

@@ -146,6 +146,17 @@ def test_illegal_action_raises_the_engines_error_and_changes_nothing(steps):
         game.step(illegal)
 
 
+def test_bad_arguments_are_refused():
+    state = engine.reset(0, 2)
+    for game in (2, -1, True, 1.0, "0"):
+        with pytest.raises(ValueError, match="game must be an index 0..1 of the state"):
+            Game(state, game)
+    with pytest.raises(TypeError, match="a Game is read from an engine State"):
+        Game(state.hands)
+    with pytest.raises(IllegalActionError, match="an action is one integer id"):
+        Game(state).step(1.0)
+
+
 def test_a_pickled_game_plays_on_the_same():
     game, rng = Game.new(5), np.random.default_rng(1)
     for _ in range(25):
@@ -162,14 +173,15 @@ def test_a_pickled_game_plays_on_the_same():
 # ------------------------------------------------------------------ the environments on the path
 
 
-def test_gym_env_plays_as_the_batched_single_seat_loop():
+@pytest.mark.parametrize("rules", ["standard", "douzero", "standard_truncating"])
+def test_gym_env_plays_as_the_batched_single_seat_loop(rules):
     """``DouDizhuEnv`` with its default random opponents, against the loop it replaced: the batched
     engine at B = 1 driven by the vector env's opponent driver, seeded the same way."""
     gymnasium = pytest.importorskip("gymnasium")
     from doudizhu_env.gym_env import DouDizhuEnv, _Driver, _new_out
 
     for seat in range(3):
-        env = DouDizhuEnv(seat=seat)
+        env = DouDizhuEnv(seat=seat, rules=CONFIGS[rules])
         for seed in range(4):
             obs, _ = env.reset(seed=seed)
             np_random, _ = gymnasium.utils.seeding.np_random(seed)
