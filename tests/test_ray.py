@@ -120,7 +120,7 @@ def _finished_once_replaced(finished, deadline: float):
     return wrapped
 
 
-def test_killing_an_actor_process_does_not_stop_training(ray_instance, tmp_path, monkeypatch, capsys):
+def test_killing_an_actor_process_does_not_stop_training(ray_instance, tmp_path, monkeypatch, capsys, request):
     from train import dmc
 
     monkeypatch.setattr(ray_backend, "Fleet", _KeptFleet)
@@ -134,8 +134,11 @@ def test_killing_an_actor_process_does_not_stop_training(ray_instance, tmp_path,
     train(cfg)
     killer.join(timeout=10)
     out = capsys.readouterr().out
-    with capsys.disabled():  # the log of the fault test, for docs/distributed.md
-        print("\n" + out)
+    if request.config.getoption("capture") == "no":  # `-s`: show the log (quoted in docs/distributed.md)
+        with capsys.disabled():
+            print("\n" + out)
+    else:
+        print(out)  # kept by pytest, shown if the test fails
     fleet = _KeptFleet.made[0]
     assert fleet.replacements == 1 and fleet.generation == [1, 0]
     assert "actor 0 died at" in out and "replaced by a new actor (replacement 1)" in out
