@@ -120,7 +120,8 @@ def _finished_once_replaced(finished, deadline: float):
     return wrapped
 
 
-def test_killing_an_actor_process_does_not_stop_training(ray_instance, tmp_path, monkeypatch, capsys, request):
+def test_killing_an_actor_process_does_not_stop_training(ray_instance, tmp_path, monkeypatch, capsys,
+                                                         request):
     from train import dmc
 
     monkeypatch.setattr(ray_backend, "Fleet", _KeptFleet)
