@@ -93,7 +93,7 @@ class _RegisterAfterGymnasium:
 def _register_now_or_when_gymnasium_is_imported() -> None:
     import sys
 
-    if "gymnasium" in sys.modules:
+    if sys.modules.get("gymnasium") is not None:  # None: an import of it blocked on purpose
         register_envs()
     elif not any(isinstance(f, _RegisterAfterGymnasium) for f in sys.meta_path):
         sys.meta_path.insert(0, _RegisterAfterGymnasium())

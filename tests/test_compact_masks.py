@@ -1,13 +1,14 @@
 """The vector env's compact masks (``mask="ids"`` and ``mask="bits"``) against its dense mask."""
 
-import gymnasium
 import numpy as np
 import pytest
 
-from doudizhu_env import action_table, engine
-from doudizhu_env.gym_env import MASKS, DouDizhuVectorEnv
-from doudizhu_env.legal import sample_bits
-from doudizhu_env.rules import resolve_rules
+gymnasium = pytest.importorskip("gymnasium")
+
+from doudizhu_env import action_table, engine  # noqa: E402
+from doudizhu_env.gym_env import MASKS, DouDizhuVectorEnv  # noqa: E402
+from doudizhu_env.legal import sample_bits  # noqa: E402
+from doudizhu_env.rules import resolve_rules  # noqa: E402
 
 
 def decode_ids(info, num_envs, num_actions):
