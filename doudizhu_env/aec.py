@@ -75,13 +75,45 @@ from .single import Game
 
 
 def env(**kwargs) -> AECEnv:
-    """The wrapped environment, as PettingZoo's classic environments are wrapped."""
+    """The wrapped environment, as PettingZoo's classic environments are wrapped (the same wrappers,
+    reading the per-step attributes through the wrapped env's without a failed lookup per layer)."""
     illegal = kwargs.get("illegal_action", "raise")
     game = raw_env(**kwargs)
     if illegal == "penalty":
         game = wrappers.TerminateIllegalWrapper(game, illegal_reward=kwargs.get("illegal_reward", -1.0))
-    game = wrappers.AssertOutOfBoundsWrapper(game)
-    return wrappers.OrderEnforcingWrapper(game)
+    game = _AssertOutOfBounds(game)
+    return _OrderEnforcing(game)
+
+
+def _forwarded(name: str) -> property:
+    """A read of ``name`` from the wrapped env: what PettingZoo's ``BaseWrapper.__getattr__`` returns
+    for it, without first failing the wrapper's own lookup (if the wrapped env lacks it, the wrapper's
+    ``__getattr__`` is asked as before, so the same errors are raised)."""
+    return property(lambda self: getattr(self.env, name), doc=f"The wrapped env's ``{name}``.")
+
+
+class _Forwarding:
+    """Mixin of a PettingZoo wrapper: the attributes that ``agent_iter``, ``last`` and ``step`` read at
+    every step come from the wrapped env by properties, the values ``__getattr__`` gives."""
+
+    agent_selection = _forwarded("agent_selection")
+    agents = _forwarded("agents")
+    terminations = _forwarded("terminations")
+    truncations = _forwarded("truncations")
+    infos = _forwarded("infos")
+    rewards = _forwarded("rewards")
+    _cumulative_rewards = _forwarded("_cumulative_rewards")
+
+
+class _AssertOutOfBounds(_Forwarding, wrappers.AssertOutOfBoundsWrapper):
+    """PettingZoo's ``AssertOutOfBoundsWrapper`` with :class:`_Forwarding`."""
+
+
+class _OrderEnforcing(_Forwarding, wrappers.OrderEnforcingWrapper):
+    """PettingZoo's ``OrderEnforcingWrapper`` with :class:`_Forwarding` (printed as it prints)."""
+
+    def __str__(self) -> str:
+        return str(self.env)
 
 
 class raw_env(AECEnv):  # noqa: N801  (PettingZoo's naming)

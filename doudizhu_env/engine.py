@@ -195,6 +195,38 @@ def _draw_seat(key, episode, salt: int) -> np.ndarray:
     return (word % np.uint64(3)).astype(np.int8)
 
 
+# The same stream for one game in Python ints (the single-game path deals without B = 1 array calls):
+# each function reproduces its batched namesake's values for one game bit for bit.
+_GOLDEN, _MASK64 = 0x9E3779B97F4A7C15, (1 << 64) - 1
+_DECK_COUNTERS = np.array([(i * _GOLDEN) & _MASK64 for i in range(1, DECK_SIZE + 1)], np.uint64)
+
+
+def _mix64_one(x: int) -> int:
+    """:func:`_mix64` of one value (a Python int 0..2**64 - 1)."""
+    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
+    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & _MASK64
+    return x ^ (x >> 31)
+
+
+def _stream_seed_one(key: int, episode: int, redeals: int) -> int:
+    """The seed :func:`_stream` derives for one game's counters (``redeals`` may be negative, as there)."""
+    return _mix64_one(key ^ _mix64_one((episode * _GOLDEN + redeals + 1) & _MASK64))
+
+
+def shuffled_deal_one(key: int, episode: int, redeals: int) -> np.ndarray:
+    """``(54,)`` int8: row 0 of :func:`_shuffled_deals` for the one game ``(key, episode, redeals)``.
+
+    The 54 words are distinct (a bijective mix of distinct counters), so the order is that of any sort.
+    """
+    seed = np.uint64(_stream_seed_one(key, episode, redeals))
+    return np.argsort(_mix64(_DECK_COUNTERS + seed)).astype(np.int8)
+
+
+def draw_seat_one(key: int, episode: int, salt: int) -> int:
+    """:func:`_draw_seat` for the one game ``(key, episode)``: a seat 0..2."""
+    return _mix64_one((_stream_seed_one(key, episode, -1 - salt) + _GOLDEN) & _MASK64) % 3
+
+
 def _deal_counts(deal: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Hands ``(N, 3, 15)`` and hole ``(N, 15)`` of dealt card ids ``(N, 54)``."""
     n = len(deal)

@@ -52,9 +52,20 @@ def observation_box() -> spaces.Box:
     return spaces.Box(0.0, 1.0, (OBS_SIZE,), np.float32)
 
 
+class ActionIds(spaces.Discrete):
+    """``Discrete(A)`` (int64, from 0) whose ``contains`` answers a plain ``int`` at once: in range or
+    not, as ``Discrete.contains`` answers it (PettingZoo's bounds check asks it at every step); any
+    other value is left to ``Discrete.contains``."""
+
+    def contains(self, x) -> bool:
+        if type(x) is int:
+            return 0 <= x < int(self.n)
+        return super().contains(x)
+
+
 def action_space(rules=None) -> spaces.Discrete:
     """``Discrete(A)``: the ids of the action table of ``rules``."""
-    return spaces.Discrete(len(action_table(resolve_rules(rules))))
+    return ActionIds(len(action_table(resolve_rules(rules))))
 
 
 def observation_space(rules=None) -> spaces.Dict:

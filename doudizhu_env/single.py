@@ -12,20 +12,22 @@ small arrays and steps it directly::
 
 **The same game as the engine.** Nothing here is a second rule set:
 
-- the deal is the engine's (:meth:`Game.new` calls :func:`engine.reset`
-  with one game), so the same seed gives the same cards, first bidder and
-  drawn landlord;
+- the deal is the engine's: :meth:`Game.new` draws the game's key from the
+  generator as :func:`engine.reset` does and deals with the engine's own
+  shuffle and seat draws of ``(key, episode, redeals)`` (as do the redeal
+  after three passes and :meth:`Game.next_hand`), so the same seed gives the
+  same cards, first bidder and drawn landlord;
 - the legal actions are the bitsets of :mod:`doudizhu_env.legal` (the
-  per-block "holds" tables and the "beats" rows of the action table): a
-  hand's bitset is computed once when its cards change and kept, a follow
-  is one AND with the row of the combination on the table, and the dense
-  mask is unpacked from the bitset once per decision; outside card play
-  (bids, doubling) they are :func:`engine.legal_bits` itself, kept per
-  phase and base;
-- the rare transitions are made by the engine itself: the redeal after three
-  passes (and the truncation past ``Rules.redeal_limit``) and dealing the next
-  hand (:meth:`Game.next_hand`) convert to a one-game
-  :class:`~doudizhu_env.engine.State`, step it and read the result back;
+  per-block "holds" tables and the "beats" rows of the action table), held
+  as Python ints (bit ``a`` for action ``a``: one AND of whole bitsets is one
+  operation, with no numpy call): a hand's bitset is computed once when its
+  cards change and kept, a follow is one AND with the row of the
+  combination on the table, and the dense mask is unpacked from the
+  bitset's bytes once per decision; outside card play (bids, doubling)
+  they are :func:`engine.legal_bits` itself, kept per phase and base;
+- the rare transitions are made by the engine itself: the truncation past
+  ``Rules.redeal_limit`` converts to a one-game
+  :class:`~doudizhu_env.engine.State`, steps it and reads the result back;
   an illegal action is refused by the engine's own check (its
   :class:`~doudizhu_env.engine.IllegalActionError` names the legal actions);
 - :meth:`Game.to_state` is the one-game state the engine would have reached,
@@ -51,13 +53,12 @@ the same course as on the engine.
 from __future__ import annotations
 
 import functools
-import sys
 
 import numpy as np
 
 from . import engine
 from .actions import BID0, DOUBLE, PASS, CombType, action_table
-from .cards import DECK_COUNTS, HOLE_SIZE, NUM_RANKS
+from .cards import DECK_COUNTS, DECK_SIZE, HAND_SIZE, HOLE_SIZE, NUM_RANKS, card_rank
 from .engine import BIDDING, DOUBLING, MAX_HISTORY, NO_SPRING, OVER, PLAY, REVERSE_SPRING, SPRING, Deal
 from .legal import legal_tables
 from .observation import (
@@ -75,6 +76,12 @@ from .rules import Rules, resolve_rules
 # rows of Game.cards (rank counts): the hands by seat, the cards played by seat, the hole cards, a row
 # of zeros, and by seat the cards it cannot place (the deck minus its hand and every card played)
 _HANDS, _PLAYED, _HOLE, _ZEROS, _UNSEEN = 0, 3, 6, 7, 8
+# a deal's card ids -> Game.cards: the rank of each card id, the (owner, rank) cell of each dealt card (the
+# 17 of seats 0, 1, 2, then the hole), and the rows of Game.cards from [hands, hole, zeros, unseen]
+_RANK_OF = card_rank(np.arange(DECK_SIZE))
+_DEAL_CELL = np.repeat(np.arange(4), [HAND_SIZE] * 3 + [HOLE_SIZE]) * NUM_RANKS
+_NO_CARDS = np.zeros((1, NUM_RANKS), np.int64)
+_DEALT_ROWS = [0, 1, 2, 4, 4, 4, 3, 4, 5, 6, 7]
 _CARDS_END = piece_slice("to_beat").start  # the card pieces hand, hole, played (3), unseen come first
 # (hole shown, observer) -> the entries of Game.cards.ravel() whose counts give those pieces' card bits
 # (bit j of a piece is set when the count of rank _CARD_COLUMNS[j] exceeds _CARD_LEVEL[j])
@@ -85,7 +92,7 @@ _CARD_ENTRIES = {
 }
 _CARD_LEVELS = np.tile(_CARD_LEVEL, _CARDS_END // CARD_BITS)
 _TO_BEAT = piece_slice("to_beat")
-_LITTLE_ENDIAN = sys.byteorder == "little"  # the bitsets' uint64 words are native
+_FEW_LEGAL = 24  # sample_legal selects among this many legal actions in the bitset, from more in the ids
 _HISTORY = piece_slice("history_cards")
 _HISTORY_SEATS = piece_slice("history_seats")
 # who made a move -> (observer, the one-hot of the mover's seat relative to the observer)
@@ -103,8 +110,10 @@ class _Tables:
         self.table = table = action_table(rules)
         self.legal = lt = legal_tables(rules)
         self.num_actions = len(table)
-        self.fit = [lt.fit[b] for b in range(5)]
-        self.beaters, self.beater_row = lt.beaters, lt.beater_row.tolist()
+        # the per-block "holds" rows and the "beats" rows as Python ints (bit a for action a)
+        self.fit = [[_as_int(row) for row in lt.fit[b]] for b in range(5)]
+        self.beaters, self.beater_row = [_as_int(row) for row in lt.beaters], lt.beater_row.tolist()
+        self.num_bytes = lt.fit[0].shape[1] * 8  # of the (W,) uint64 words of engine.legal_bits
         self.counts = table.counts
         self.num_cards = table.num_cards.tolist()
         self.bomb = (table.types == CombType.BOMB).tolist()
@@ -112,7 +121,12 @@ class _Tables:
         self.action_bits = card_bits(table.counts)  # (A, 54) float32; pass, bids, doubling: zeros
         # (phase, base) -> the legal actions outside the play phase (the bids above the base, doubling,
         # none once over), taken from engine.legal_bits the first time a game asks
-        self.phase_bits: dict[tuple[int, int], np.ndarray] = {}
+        self.phase_bits: dict[tuple[int, int], int] = {}
+
+
+def _as_int(words: np.ndarray) -> int:
+    """A ``(W,)`` uint64 bitset (bit ``a % 64`` of word ``a // 64``) as one Python int with bit ``a`` set."""
+    return int.from_bytes(words.astype("<u8").tobytes(), "little")
 
 
 def _select_bit(value: int, k: int) -> int:
@@ -151,9 +165,26 @@ class Game:
     @classmethod
     def new(cls, seed_or_rng: int | np.random.Generator | None, rules: Rules | str | None = None,
             deal: Deal | dict | None = None) -> Game:
-        """A new hand dealt as :func:`engine.reset` deals one game from ``seed_or_rng`` (or ``deal``)."""
-        deals = None if deal is None else [deal]
-        return cls(engine.reset(seed_or_rng, 1, resolve_rules(rules), deals=deals))
+        """A new hand dealt as :func:`engine.reset` deals one game from ``seed_or_rng`` (or ``deal``).
+
+        The same draws in the same order: the game's key is one ``rng.integers`` of the generator
+        (drawn before a scripted deal is read), then the engine's own shuffle and seat draws of
+        ``(key, episode 0, redeals 0)``; nothing else is drawn.
+        """
+        rules = resolve_rules(rules)
+        given = seed_or_rng
+        rng = given if isinstance(given, np.random.Generator) else np.random.default_rng(given)
+        game = cls.__new__(cls)
+        game.rules, game._t = rules, _tables(rules)
+        game.key = rng.integers(0, 2**63 - 1, size=1, dtype=np.int64).astype(np.uint64)
+        game.rewards, game.ended = [0.0, 0.0, 0.0], False
+        if deal is None:
+            game._deal(0, 0, game._draw_seat(0, 0))
+        else:
+            deal = Deal.coerce(deal)
+            cards, landlord = engine.deal_from_cards(deal), deal.landlord  # (validates the deal)
+            game._deal(0, 0, int(deal.first_bidder), cards, None if landlord is None else int(landlord))
+        return game
 
     def __getstate__(self) -> dict:
         return {k: v for k, v in self.__dict__.items() if k != "_t"}  # the tables are rebuilt from rules
@@ -205,7 +236,7 @@ class Game:
 
     def _changed(self) -> None:
         """Forget what was derived from the previous position (legal actions, the state built)."""
-        self._bits = self._mask = self._ids = None
+        self._set = self._bits = self._mask = self._ids = None
         self._state = None
 
     def to_state(self) -> engine.State:
@@ -239,9 +270,44 @@ class Game:
         self._load(stepped, 0)
 
     def next_hand(self) -> None:
-        """A game that is over is dealt its next hand, as :func:`engine.reset_done` deals it."""
+        """A game that is over is dealt its next hand, as :func:`engine.reset_done` deals it: episode
+        + 1, the first bidder one seat on, ``rewards`` and ``ended`` kept."""
         if self.done:
-            self._by_engine(engine.reset_done(self.to_state()))
+            self._deal(self.episode + 1, 0, (self.first_bidder + 1) % 3)
+
+    # -- dealing ---------------------------------------------------------------------------
+
+    def _draw_seat(self, episode: int, salt: int) -> int:
+        """The engine's seat draw from this game's key (salt 0: first bidder, 1: landlord)."""
+        return engine.draw_seat_one(int(self.key[0]), episode, salt)
+
+    def _deal(self, episode: int, redeals: int, first: int, cards: np.ndarray | None = None,
+              landlord: int | None = None) -> None:
+        """Start a fresh hand, as the engine's ``_new_hands`` (and ``_restart``) make one for this game.
+
+        ``cards`` are the 54 dealt card ids, by default the engine's shuffle of ``(key, episode,
+        redeals)``; ``landlord`` matters only without bidding, by default the engine's draw. Key,
+        ``rewards`` and ``ended`` are left as they are (the caller's, as on the engine).
+        """
+        if cards is None:
+            cards = engine.shuffled_deal_one(int(self.key[0]), episode, redeals)
+        counts = np.bincount(_DEAL_CELL + _RANK_OF[cards], minlength=4 * NUM_RANKS).reshape(4, NUM_RANKS)
+        rows = np.concatenate([counts, _NO_CARDS, DECK_COUNTS - counts[:3]])
+        self.cards = rows.astype(np.int8)[_DEALT_ROWS]
+        self.episode, self.redeals, self.deal, self.left = episode, redeals, cards, counts[:3].sum(1).tolist()
+        self.phase, self.to_act, self.first_bidder, self.base, self.landlord = BIDDING, first, first, 0, -1
+        self.table_action = self.table_seat = self.escaped = -1
+        self.passes = self.bombs = self.spring = 0
+        self.bids, self.doubles, self.num_plays, self.scores = [-1] * 3, [-1] * 3, [0] * 3, [0] * 3
+        self.rocket = self.done = self.truncated = False
+        self.history, self.history_seat = [], []
+        self._moves = np.zeros((MAX_HISTORY + HISTORY_MOVES, CARD_BITS), np.float32)
+        self._movers = np.zeros((3, MAX_HISTORY + HISTORY_MOVES, 3), np.float32)
+        self._settled, self._fits = [None, None, None], [None, None, None]
+        self._changed()
+        if not self.rules.bidding:
+            self.base = 1
+            self._make_landlord(self._draw_seat(episode, 1) if landlord is None else landlord)
 
     # -- legal actions ---------------------------------------------------------------------
 
@@ -249,42 +315,51 @@ class Game:
     def num_actions(self) -> int:
         return self._t.num_actions
 
-    def _fit(self, seat: int) -> np.ndarray:
-        """Bitset of the combinations ``seat``'s hand holds (the AND of its five blocks' rows), kept
-        until the hand changes."""
+    def _fit(self, seat: int) -> int:
+        """Bitset (a Python int, bit ``a`` for action ``a``) of the combinations ``seat``'s hand holds:
+        the AND of its five blocks' rows, kept until the hand changes."""
         fit = self._fits[seat]
         if fit is None:
             h = self.cards[_HANDS + seat].tolist()
             f = self._t.fit
-            fit = f[0][h[0] * 25 + h[1] * 5 + h[2]] & f[1][h[3] * 25 + h[4] * 5 + h[5]]
-            fit &= f[2][h[6] * 25 + h[7] * 5 + h[8]]
-            fit &= f[3][h[9] * 25 + h[10] * 5 + h[11]]
-            fit &= f[4][h[12] * 25 + h[13] * 5 + h[14]]
+            fit = (f[0][h[0] * 25 + h[1] * 5 + h[2]] & f[1][h[3] * 25 + h[4] * 5 + h[5]]
+                   & f[2][h[6] * 25 + h[7] * 5 + h[8]] & f[3][h[9] * 25 + h[10] * 5 + h[11]]
+                   & f[4][h[12] * 25 + h[13] * 5 + h[14]])
             self._fits[seat] = fit
         return fit
+
+    def _legal(self) -> int:
+        """The legal actions as one Python int, bit ``a`` for action ``a`` (the words of
+        :func:`engine.legal_bits` of this game, least significant first), kept per position."""
+        legal = self._set
+        if legal is None:
+            t, phase = self._t, self.phase
+            if phase == PLAY:
+                legal = self._fit(self.to_act)
+                if self.table_action >= 0:  # follow: the beating combinations held, and pass
+                    legal = legal & t.beaters[t.beater_row[self.table_action]] | 1 << PASS
+            else:
+                legal = t.phase_bits.get((phase, self.base))
+                if legal is None:
+                    legal = t.phase_bits[phase, self.base] = _as_int(engine.legal_bits(self.to_state())[0])
+            self._set = legal
+        return legal
 
     def legal_bits(self) -> np.ndarray:
         """``(W,)`` uint64 bitset of the legal actions (:func:`engine.legal_bits` of this game); read-only."""
         if self._bits is None:
-            t, phase = self._t, self.phase
-            if phase == PLAY:
-                bits = self._fit(self.to_act)
-                if self.table_action >= 0:  # follow: the beating combinations held, and pass
-                    bits = bits & t.beaters[t.beater_row[self.table_action]]
-                    bits[0] |= np.uint64(1 << PASS)
-            else:
-                bits = t.phase_bits.get((phase, self.base))
-                if bits is None:
-                    bits = t.phase_bits[phase, self.base] = engine.legal_bits(self.to_state())[0]
-                    bits.setflags(write=False)
-            self._bits = bits
+            self._bits = np.frombuffer(self._legal_bytes(), "<u8").astype(np.uint64, copy=False)
+            self._bits.setflags(write=False)
         return self._bits
+
+    def _legal_bytes(self) -> bytes:
+        """The legal bitset as the bytes of :meth:`legal_bits` (bit ``a % 8`` of byte ``a // 8``)."""
+        return self._legal().to_bytes(self._t.num_bytes, "little")
 
     def legal_mask(self) -> np.ndarray:
         """``(A,)`` int8 dense mask of the legal actions (zeros once over); shared: copy it before writing."""
         if self._mask is None:
-            bits = self.legal_bits()
-            as_bytes = (bits if _LITTLE_ENDIAN else bits.astype("<u8")).view(np.uint8)  # bit a: byte a // 8
+            as_bytes = np.frombuffer(self._legal_bytes(), np.uint8)
             self._mask = np.unpackbits(as_bytes, count=self._t.num_actions, bitorder="little").view(np.int8)
         return self._mask
 
@@ -296,7 +371,7 @@ class Game:
 
     def is_legal(self, action: int) -> bool:
         """Is ``action`` (an id in range) legal for the seat to act? (False once the hand is over.)"""
-        return bool(int(self.legal_bits()[action >> 6]) >> (action & 63) & 1)
+        return bool(self._legal() >> action & 1)
 
     def sample_legal(self, rng: np.random.Generator) -> int:
         """A uniformly random legal action: what :func:`engine.sample_legal` draws for this game from
@@ -306,16 +381,14 @@ class Game:
             return PASS
         if self._ids is not None:
             return int(self._ids[int(u * len(self._ids))])
-        bits = self.legal_bits()
-        nonzero = bits.nonzero()[0]  # a follow has few nonzero words: select in Python
-        words, values = nonzero.tolist(), bits[nonzero].tolist()
-        counts = [v.bit_count() for v in values]
-        k = int(u * sum(counts))
-        for word, value, count in zip(words, values, counts, strict=True):
-            if k < count:
-                return word * 64 + _select_bit(value, k)
-            k -= count
-        raise AssertionError("a game that is not over has a legal action")
+        legal = self._legal()
+        n = legal.bit_count()
+        if not n:
+            raise AssertionError("a game that is not over has a legal action")
+        k = int(u * n)
+        if n <= _FEW_LEGAL:  # a follow, mostly: clear the k lowest bits
+            return _select_bit(legal, k)
+        return int(self.legal_ids()[k])
 
     # -- stepping --------------------------------------------------------------------------
 
@@ -337,12 +410,12 @@ class Game:
             self._by_engine(engine.step(self.to_state(), np.array([action])))  # raises, naming the legal ones
             return
         if self.phase == BIDDING and action == BID0 and self.base == 0 and self.bids.count(-1) == 1:
-            # all three passed: the engine redeals (or truncates past the redeal limit)
-            self._by_engine(engine.step(self.to_state(), np.array([action]), check=False))
+            self._all_passed(action)
             return
         self.rewards, self.ended = [0.0, 0.0, 0.0], False
         pos = MAX_HISTORY - 1 - len(self.history)
-        self._moves[pos] = self._t.action_bits[action]
+        if self._t.num_cards[action]:  # (the rows of moves without cards stay zeros)
+            self._moves[pos] = self._t.action_bits[action]
         self._movers[:, pos] = _MOVER[self.to_act]
         self.history.append(action)
         self.history_seat.append(self.to_act)
@@ -355,6 +428,15 @@ class Game:
             else:
                 self._double(action == DOUBLE)
         self._changed()
+
+    def _all_passed(self, action: int) -> None:
+        """All three passed: a new shuffle (redeals + 1), the first bidder one seat on, as the engine's
+        ``_redeal``; past ``Rules.redeal_limit`` the engine itself truncates the hand."""
+        if self.redeals + 1 > self.rules.redeal_limit:
+            self._by_engine(engine.step(self.to_state(), np.array([action]), check=False))
+            return
+        self.rewards, self.ended = [0.0, 0.0, 0.0], False
+        self._deal(self.episode, self.redeals + 1, (self.first_bidder + 1) % 3)
 
     def _bid(self, bid: int) -> None:
         """One turn per seat from the first bidder; a bid of 3 or the third turn ends bidding."""
@@ -458,25 +540,28 @@ class Game:
         start = MAX_HISTORY - len(self.history)
         out[_HISTORY] = self._moves[start : start + HISTORY_MOVES].ravel()
         out[_HISTORY_SEATS] = self._movers[seat, start : start + HISTORY_MOVES].ravel()
-        out[self._one_hot_columns(seat)] = 1.0
+        settled = self._settled[seat]
+        if settled is None:
+            settled = self._settled[seat] = np.array(self._settled_columns(seat), np.intp)
+        out[settled] = 1.0
+        for col in self._moving_columns(seat):
+            out[col] = 1.0
         return out
 
-    def _one_hot_columns(self, seat: int) -> list[int]:
-        """Column of the category set in the one-hot slots of :data:`ONE_HOT_PIECES` but the moves'
-        seats (the values of :func:`observe`, from this game's fields)."""
+    def _moving_columns(self, seat: int) -> list[int]:
+        """Column of the category set in the one-hot slots that card play changes (multiplier, bombs,
+        cards left, who played the combination to beat): the values of :func:`observe`."""
         left, rel = self.left, _REL[seat]
         cols = [_COL["multiplier"] + min(self._events(), _SIZE["multiplier"] - 1),  # capped: the last one
                 _COL["bombs"] + min(self.bombs + self.rocket, _SIZE["bombs"] - 1),
                 *[_COL["cards_left"] + _SIZE["cards_left"] * k + left[rel[k]] for k in range(3)]]
         if self.phase == PLAY and self.table_action >= 0:
             cols.append(_COL["to_beat_seat"] + (self.table_seat - seat) % 3)
-        settled = self._settled[seat]
-        if settled is None:
-            settled = self._settled[seat] = self._settled_columns(seat)
-        return cols + settled
+        return cols
 
     def _settled_columns(self, seat: int) -> list[int]:
-        """The one-hot columns that card play does not change: phase, base, role, landlord, bids, doubles."""
+        """The one-hot columns that card play does not change: phase, base, role, landlord, bids, doubles
+        (the rest of :data:`ONE_HOT_PIECES` but the moves' seats)."""
         landlord, rel = self.landlord, _REL[seat]
         cols = [_COL["phase"] + self.phase, _COL["base"] + self.base]
         if landlord >= 0:

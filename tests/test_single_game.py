@@ -116,6 +116,47 @@ def test_new_deals_as_the_engine_resets():
     assert_same([Game.new(0, deal=deal)], engine.reset(0, 1, deals=[deal]), "scripted deal")
 
 
+def assert_same_fields(game: Game, state: engine.State, where: str) -> None:
+    """Every field of ``game``'s one-game state equals ``state``'s (dtypes too)."""
+    ours = game.to_state()
+    for name in FIELDS:
+        mine, theirs = getattr(ours, name), getattr(state, name)
+        assert mine.dtype == theirs.dtype and np.array_equal(mine, theirs), f"{where}: {name}"
+
+
+@pytest.mark.parametrize("config", ["standard", "standard_no_bidding", "douzero", "douzero_bidding"])
+def test_new_deals_as_the_engine_resets_on_thousands_of_seeds(config):
+    """``Game.new`` deals without the engine: the same cards, seats and fields, the same draws taken."""
+    rules = CONFIGS[config]
+    for seed in range(2000):
+        ours, theirs = np.random.default_rng(seed), np.random.default_rng(seed)
+        game, state = Game.new(ours, rules), engine.reset(theirs, 1, rules)
+        assert_same_fields(game, state, f"seed {seed}")
+        assert ours.random() == theirs.random()  # the generators moved on alike
+        if seed % 200 == 0:
+            assert_same([game], state, f"seed {seed}")
+    for seed in range(50):
+        deal = engine.Deal(**{**BOMB_DEAL, "first_bidder": seed % 3})
+        assert_same([Game.new(seed, rules, deal=deal)], engine.reset(seed, 1, rules, deals=[deal]),
+                    f"scripted deal, seed {seed}")
+
+
+@pytest.mark.parametrize("config", ["standard", "standard_no_bidding"])
+def test_next_hands_deal_as_the_engine_on_many_episodes(config):
+    """Hand after hand (``next_hand`` against ``engine.reset_done``), random play drawn alike."""
+    rules = CONFIGS[config]
+    for seed in range(60):
+        game, state = Game.new(seed, rules), engine.reset(seed, 1, rules)
+        ours, theirs = np.random.default_rng(seed), np.random.default_rng(seed)
+        for episode in range(4):
+            while not game.done:
+                game.step(game.sample_legal(ours))
+                state = engine.step(state, engine.sample_legal(state, theirs))
+            game.next_hand()
+            state = engine.reset_done(state)
+            assert_same_fields(game, state, f"seed {seed}, episode {episode + 1}")
+
+
 def test_scripted_hand_scores_as_the_rules_say():
     game, table = Game.new(0, deal=BOMB_DEAL), action_table()
     for name in BOMB_SCRIPT:
