@@ -308,7 +308,6 @@ class DouDizhuEnv(gymnasium.Env):
         self.observation_space = observation_space(self.rules)
         self.game: Game | None = None
         self._over = True
-        self._mask = np.zeros(self.action_space.n, np.int8)
 
     @property
     def opponents(self) -> list:
@@ -321,7 +320,9 @@ class DouDizhuEnv(gymnasium.Env):
 
     def action_masks(self) -> np.ndarray:
         """``(A,)`` bool: the legal actions now (the observation's mask), for sb3-contrib's MaskablePPO."""
-        return self._mask.astype(bool)
+        if self.game is None or self._over:
+            return np.zeros(self.action_space.n, bool)
+        return self.game.legal_mask().astype(bool)
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         super().reset(seed=seed)
@@ -342,10 +343,10 @@ class DouDizhuEnv(gymnasium.Env):
     def step(self, action):
         if self.game is None or self._over:
             raise RuntimeError("the hand is over: call reset() before step()")
-        # an int id in range, nothing else (raises in both modes); the cached mask answers "legal?"
+        # an int id in range, nothing else (raises in both modes); the game's bitset answers "legal?"
         n = self.action_space.n
         a = action if type(action) is int and 0 <= action < n else engine.action_id(action, n)
-        known_legal = bool(self._mask[a])
+        known_legal = self.game.is_legal(a)
         if self.illegal_action == "penalty" and not known_legal:
             self._over = True
             obs, info = self._obs_info()
@@ -376,12 +377,12 @@ class DouDizhuEnv(gymnasium.Env):
     def _obs_info(self):
         """Observation and info of the learning seat."""
         game = self.game
-        self._mask = np.zeros(self.action_space.n, np.int8) if self._over else game.legal_mask()
+        mask = np.zeros(self.action_space.n, np.int8) if self._over else game.new_legal_mask()
         landlord = game.landlord
-        info = {"action_mask": self._mask.copy(), "phase": PHASE_NAMES[game.phase],
+        info = {"action_mask": mask.copy(), "phase": PHASE_NAMES[game.phase],
                 "role": None if landlord < 0 else ROLE_NAMES[(self.seat - landlord) % 3]}
-        # copies: a caller writing into the observation changes nothing here
-        return {"observation": game.observe(self.seat), "action_mask": self._mask.copy()}, info
+        # fresh arrays: a caller writing into the observation changes nothing here
+        return {"observation": game.observe(self.seat), "action_mask": mask}, info
 
     def render(self):
         if self.render_mode is None or self.game is None:

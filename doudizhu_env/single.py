@@ -76,12 +76,10 @@ from .rules import Rules, resolve_rules
 # rows of Game.cards (rank counts): the hands by seat, the cards played by seat, the hole cards, a row
 # of zeros, and by seat the cards it cannot place (the deck minus its hand and every card played)
 _HANDS, _PLAYED, _HOLE, _ZEROS, _UNSEEN = 0, 3, 6, 7, 8
-# a deal's card ids -> Game.cards: the rank of each card id, the (owner, rank) cell of each dealt card (the
-# 17 of seats 0, 1, 2, then the hole), and the rows of Game.cards from [hands, hole, zeros, unseen]
+# a deal's card ids -> Game.cards: the rank of each card id, and the (row, rank) cell of each dealt card
+# (the 17 of seats 0, 1, 2 in their hands' rows, then the hole in its row)
 _RANK_OF = card_rank(np.arange(DECK_SIZE))
-_DEAL_CELL = np.repeat(np.arange(4), [HAND_SIZE] * 3 + [HOLE_SIZE]) * NUM_RANKS
-_NO_CARDS = np.zeros((1, NUM_RANKS), np.int64)
-_DEALT_ROWS = [0, 1, 2, 4, 4, 4, 3, 4, 5, 6, 7]
+_DEAL_CELL = np.repeat([_HANDS, _HANDS + 1, _HANDS + 2, _HOLE], [HAND_SIZE] * 3 + [HOLE_SIZE]) * NUM_RANKS
 _CARDS_END = piece_slice("to_beat").start  # the card pieces hand, hole, played (3), unseen come first
 # (hole shown, observer) -> the entries of Game.cards.ravel() whose counts give those pieces' card bits
 # (bit j of a piece is set when the count of rank _CARD_COLUMNS[j] exceeds _CARD_LEVEL[j])
@@ -90,7 +88,7 @@ _CARD_ENTRIES = {
                            _PLAYED + (k + 2) % 3, _UNSEEN + k])[:, None] * NUM_RANKS + _CARD_COLUMNS).ravel()
     for shown in (True, False) for k in range(3)
 }
-_CARD_LEVELS = np.tile(_CARD_LEVEL, _CARDS_END // CARD_BITS)
+_CARD_LEVELS = np.tile(_CARD_LEVEL, _CARDS_END // CARD_BITS).astype(np.int8)  # (the dtype of Game.cards)
 _TO_BEAT = piece_slice("to_beat")
 _FEW_LEGAL = 24  # sample_legal selects among this many legal actions in the bitset, from more in the ids
 _HISTORY = piece_slice("history_cards")
@@ -100,6 +98,21 @@ _MOVER = np.stack([np.eye(3, dtype=np.float32)[(who - np.arange(3)) % 3] for who
 _COL = {name: piece_slice(name).start for name, _, _ in ONE_HOT_PIECES}  # category 0 of a piece's first slot
 _SIZE = {name: size for name, _, size in ONE_HOT_PIECES}  # categories per slot
 _REL = [(k, (k + 1) % 3, (k + 2) % 3) for k in range(3)]  # observer -> its self, next, prev seats
+# the pieces _moving_columns sets: first column and last category of multiplier, bombs; cards left, to beat
+_MULTIPLIER_COL, _MULTIPLIER_TOP = _COL["multiplier"], _SIZE["multiplier"] - 1
+_BOMBS_COL, _BOMBS_TOP = _COL["bombs"], _SIZE["bombs"] - 1
+_LEFT_COL, _LEFT_SIZE, _TO_BEAT_SEAT_COL = _COL["cards_left"], _SIZE["cards_left"], _COL["to_beat_seat"]
+
+def _play_signs(seat: int) -> np.ndarray:
+    """``(rows of Game.cards, 1)`` int8: how the rows change by the cards ``seat`` plays: its hand -1, its
+    played +1, the other two seats' unseen -1 (the player's own unseen cards stay as they were)."""
+    signs = np.zeros((_UNSEEN + 3, 1), np.int8)
+    signs[_HANDS + seat], signs[_PLAYED + seat] = -1, 1
+    signs[_UNSEEN + (seat + 1) % 3] = signs[_UNSEEN + (seat + 2) % 3] = -1
+    return signs
+
+
+_PLAY_SIGNS = [_play_signs(seat) for seat in range(3)]
 
 
 class _Tables:
@@ -122,6 +135,17 @@ class _Tables:
         # (phase, base) -> the legal actions outside the play phase (the bids above the base, doubling,
         # none once over), taken from engine.legal_bits the first time a game asks
         self.phase_bits: dict[tuple[int, int], int] = {}
+        self._play_deltas: dict[int, np.ndarray] = {}  # 3 * action + seat -> play_delta, made when asked
+
+    def play_delta(self, seat: int, action: int) -> np.ndarray:
+        """``(rows of Game.cards, 15)`` int8: the change of :attr:`Game.cards` when ``seat`` plays ``action``
+        (its hand minus the cards, its played plus them, the other two seats' unseen minus them)."""
+        key = 3 * action + seat
+        delta = self._play_deltas.get(key)
+        if delta is None:
+            delta = self._play_deltas[key] = _PLAY_SIGNS[seat] * self.counts[action]
+            delta.setflags(write=False)
+        return delta
 
 
 def _as_int(words: np.ndarray) -> int:
@@ -291,10 +315,10 @@ class Game:
         """
         if cards is None:
             cards = engine.shuffled_deal_one(int(self.key[0]), episode, redeals)
-        counts = np.bincount(_DEAL_CELL + _RANK_OF[cards], minlength=4 * NUM_RANKS).reshape(4, NUM_RANKS)
-        rows = np.concatenate([counts, _NO_CARDS, DECK_COUNTS - counts[:3]])
-        self.cards = rows.astype(np.int8)[_DEALT_ROWS]
-        self.episode, self.redeals, self.deal, self.left = episode, redeals, cards, counts[:3].sum(1).tolist()
+        counts = np.bincount(_DEAL_CELL + _RANK_OF[cards], minlength=(_UNSEEN + 3) * NUM_RANKS)
+        self.cards = counts.astype(np.int8).reshape(_UNSEEN + 3, NUM_RANKS)  # hands and hole; none played
+        self.cards[_UNSEEN:] = DECK_COUNTS - self.cards[_HANDS:_HANDS + 3]
+        self.episode, self.redeals, self.deal, self.left = episode, redeals, cards, [HAND_SIZE] * 3
         self.phase, self.to_act, self.first_bidder, self.base, self.landlord = BIDDING, first, first, 0, -1
         self.table_action = self.table_seat = self.escaped = -1
         self.passes = self.bombs = self.spring = 0
@@ -362,6 +386,13 @@ class Game:
             as_bytes = np.frombuffer(self._legal_bytes(), np.uint8)
             self._mask = np.unpackbits(as_bytes, count=self._t.num_actions, bitorder="little").view(np.int8)
         return self._mask
+
+    def new_legal_mask(self) -> np.ndarray:
+        """:meth:`legal_mask` as a fresh array, the caller's own (the shared one if already made: a copy)."""
+        if self._mask is not None:
+            return self._mask.copy()
+        as_bytes = np.frombuffer(self._legal_bytes(), np.uint8)
+        return np.unpackbits(as_bytes, count=self._t.num_actions, bitorder="little").view(np.int8)
 
     def legal_ids(self) -> np.ndarray:
         """The legal action ids, ascending (int64)."""
@@ -481,12 +512,7 @@ class Game:
                 self.table_action, self.passes = -1, 0
             return
         t = self._t
-        counts = t.counts[action]
-        cards = self.cards
-        cards[_HANDS + seat] -= counts
-        cards[_PLAYED + seat] += counts
-        cards[_UNSEEN + (seat + 1) % 3] -= counts  # the player's own unseen cards stay as they were
-        cards[_UNSEEN + (seat + 2) % 3] -= counts
+        self.cards += t.play_delta(seat, action)
         self.left[seat] -= t.num_cards[action]
         self._fits[seat] = None
         self.num_plays[seat] += 1
@@ -551,12 +577,13 @@ class Game:
     def _moving_columns(self, seat: int) -> list[int]:
         """Column of the category set in the one-hot slots that card play changes (multiplier, bombs,
         cards left, who played the combination to beat): the values of :func:`observe`."""
-        left, rel = self.left, _REL[seat]
-        cols = [_COL["multiplier"] + min(self._events(), _SIZE["multiplier"] - 1),  # capped: the last one
-                _COL["bombs"] + min(self.bombs + self.rocket, _SIZE["bombs"] - 1),
-                *[_COL["cards_left"] + _SIZE["cards_left"] * k + left[rel[k]] for k in range(3)]]
+        left, (me, after, before) = self.left, _REL[seat]
+        cols = [_MULTIPLIER_COL + min(self._events(), _MULTIPLIER_TOP),  # capped: the last category
+                _BOMBS_COL + min(self.bombs + self.rocket, _BOMBS_TOP),
+                _LEFT_COL + left[me], _LEFT_COL + _LEFT_SIZE + left[after],
+                _LEFT_COL + 2 * _LEFT_SIZE + left[before]]
         if self.phase == PLAY and self.table_action >= 0:
-            cols.append(_COL["to_beat_seat"] + (self.table_seat - seat) % 3)
+            cols.append(_TO_BEAT_SEAT_COL + (self.table_seat - seat) % 3)
         return cols
 
     def _settled_columns(self, seat: int) -> list[int]:
