@@ -165,6 +165,7 @@ _FIELDS = tuple(f.name for f in dataclasses.fields(State))
 # ----------------------------------------------------------------------------
 
 _M64 = np.uint64(0xFFFFFFFFFFFFFFFF)
+_GOLDEN, _MASK64 = 0x9E3779B97F4A7C15, (1 << 64) - 1  # the stream's counter step (2**64 / phi); 2**64 - 1
 
 
 def _mix64(x: np.ndarray) -> np.ndarray:
@@ -178,9 +179,9 @@ def _mix64(x: np.ndarray) -> np.ndarray:
 def _stream(key, episode, redeals, n: int) -> np.ndarray:
     """``(N, n)`` pseudo-random uint64 words of the given per-game counters."""
     with np.errstate(over="ignore"):
-        seed = _mix64(key ^ _mix64(episode.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+        seed = _mix64(key ^ _mix64(episode.astype(np.uint64) * np.uint64(_GOLDEN)
                                    + redeals.astype(np.uint64) + np.uint64(1)))
-        ctr = np.arange(1, n + 1, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+        ctr = np.arange(1, n + 1, dtype=np.uint64) * np.uint64(_GOLDEN)
         return _mix64(seed[:, None] + ctr[None, :])
 
 
@@ -197,7 +198,6 @@ def _draw_seat(key, episode, salt: int) -> np.ndarray:
 
 # The same stream for one game in Python ints (the single-game path deals without B = 1 array calls):
 # each function reproduces its batched namesake's values for one game bit for bit.
-_GOLDEN, _MASK64 = 0x9E3779B97F4A7C15, (1 << 64) - 1
 _DECK_COUNTERS = np.array([(i * _GOLDEN) & _MASK64 for i in range(1, DECK_SIZE + 1)], np.uint64)
 
 
@@ -639,15 +639,24 @@ def _score(s: dict, idx: np.ndarray, winner: np.ndarray) -> None:
     landlord = s["landlord"][idx]
     landlord_won = winner == landlord
     if s["rules"].spring:
-        farmers_plays = s["num_plays"][idx].sum(axis=1) - s["num_plays"][idx, landlord]
-        spring = landlord_won & (farmers_plays == 0)
-        reverse = ~landlord_won & (s["num_plays"][idx, landlord] == 1)
-        s["spring"][idx] = np.where(spring, SPRING, np.where(reverse, REVERSE_SPRING, NO_SPRING))
+        landlord_plays = s["num_plays"][idx, landlord]
+        s["spring"][idx] = spring_of(landlord_won, s["num_plays"][idx].sum(axis=1) - landlord_plays,
+                                     landlord_plays)
     stake = _stake(s, idx)
     sign = np.where(landlord_won, 1, -1)
     points = np.tile((-sign * stake)[:, None], (1, 3))
     points[np.arange(len(idx)), landlord] = 2 * sign * stake
     _finish(s, idx, points.astype(np.int32))
+
+
+def spring_of(landlord_won, farmers_plays, landlord_plays) -> np.ndarray:
+    """SPRING where the landlord won and the farmers never played a card; REVERSE_SPRING where the
+    farmers won and the landlord played only once (its opening move); else NO_SPRING. Broadcasts
+    like numpy (scalars give a 0-d array)."""
+    landlord_won = np.asarray(landlord_won, dtype=bool)
+    spring = landlord_won & (np.asarray(farmers_plays) == 0)
+    reverse = ~landlord_won & (np.asarray(landlord_plays) == 1)
+    return np.where(spring, SPRING, np.where(reverse, REVERSE_SPRING, NO_SPRING))
 
 
 def _multiplier(doubles, bombs, rocket, spring) -> np.ndarray:
@@ -748,6 +757,6 @@ __all__ = [
     "BIDDING", "DOUBLING", "PLAY", "OVER", "NO_SPRING", "SPRING", "REVERSE_SPRING", "MAX_HISTORY",
     "Deal", "State", "IllegalActionError", "is_seat", "action_id", "reset", "step", "reset_done", "escape",
     "take",
-    "legal_bits", "legal_action_mask", "legal_actions", "sample_legal", "action_names",
+    "legal_bits", "legal_action_mask", "legal_actions", "sample_legal", "action_names", "spring_of",
     "is_legal", "legal_bid", "legal_doubling", "legal_play",
 ]

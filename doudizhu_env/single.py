@@ -10,7 +10,11 @@ small arrays and steps it directly::
         game.step(game.sample_legal(rng))          # or a policy over game.legal_mask()
     game.scores                                    # the points of seats 0, 1, 2
 
-**The same game as the engine.** Nothing here is a second rule set:
+**The same game as the engine.** The deal, the legal actions and the rare
+transitions are the engine's own; the common transitions (a bid, a doubling,
+a play or pass, the score) are the one part written again, for one game in
+Python numbers, and are held to the engine step for step (below); the
+spring rule is the engine's :func:`~doudizhu_env.engine.spring_of`:
 
 - the deal is the engine's: :meth:`Game.new` draws the game's key from the
   generator as :func:`engine.reset` does and deals with the engine's own
@@ -59,7 +63,7 @@ import numpy as np
 from . import engine
 from .actions import BID0, DOUBLE, PASS, CombType, action_table
 from .cards import DECK_COUNTS, DECK_SIZE, HAND_SIZE, HOLE_SIZE, NUM_RANKS, card_rank
-from .engine import BIDDING, DOUBLING, MAX_HISTORY, NO_SPRING, OVER, PLAY, REVERSE_SPRING, SPRING, Deal
+from .engine import BIDDING, DOUBLING, MAX_HISTORY, NO_SPRING, OVER, PLAY, Deal
 from .legal import legal_tables
 from .observation import (
     _CARD_COLUMNS,
@@ -527,13 +531,9 @@ class Game:
         landlord = self.landlord
         landlord_won = winner == landlord
         if self.rules.spring:
-            farmers_plays = sum(self.num_plays) - self.num_plays[landlord]
-            if landlord_won and farmers_plays == 0:
-                self.spring = SPRING
-            elif not landlord_won and self.num_plays[landlord] == 1:
-                self.spring = REVERSE_SPRING
-            else:
-                self.spring = NO_SPRING
+            landlord_plays = self.num_plays[landlord]
+            self.spring = int(engine.spring_of(landlord_won, sum(self.num_plays) - landlord_plays,
+                                               landlord_plays))
         stake = self.base * self.multiplier
         sign = 1 if landlord_won else -1
         points = [-sign * stake] * 3
