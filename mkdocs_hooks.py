@@ -157,12 +157,7 @@ def _field_rows(cls, prefix=""):
         if dataclasses.is_dataclass(hint):
             yield from _field_rows(hint, f"{prefix}{f.name}.")
             continue
-        if isinstance(default, bool):
-            shown = "true" if default else "false"
-        elif isinstance(default, list):
-            shown = "[" + ", ".join(map(str, default)) + "]"
-        else:
-            shown = str(default)
+        shown = _yaml_value(default)
         type_name = getattr(hint, "__name__", None) if typing.get_origin(hint) is None else str(hint)
         yield [f"`{prefix}{f.name}`", f"`--{(prefix + f.name).replace('_', '-')}`", f"`{type_name}`",
                f"`{shown}`", _md(docs.get(f.name, ""))]

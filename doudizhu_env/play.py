@@ -43,6 +43,7 @@ from .tableview import (
     hole_ids,
     last_moves,
     multiplier_parts,
+    role_label,
     rules_label,
     score_lines,
     suited_hand,
@@ -192,16 +193,14 @@ class Table:
             return int(self.agents[seat].act(seat_view(state, np.array([0])))[0])
         legal = engine.legal_actions(state)[0].tolist()
         phase = int(state.phase[0])
+        self.show(state)
         if phase == engine.BIDDING:
-            self.show(state)
             high = int(state.base[0])
             hint = "0 = no bid" + (f", or above the highest bid {high}" if high else ", 1, 2 or 3")
             return self.ask_until(f"your bid ({hint}): ", lambda t: parse_bid(t, legal), state)
         if phase == engine.DOUBLING:
-            self.show(state)
             word = "redouble" if seat == state.landlord[0] else "double"
             return self.ask_until(f"{word}? (y/n): ", parse_double, state)
-        self.show(state)
         prompt = "your move (cards, pass, ? for hints): "
         return self.ask_until(prompt, lambda t: self.choose(state, t), state)
 
@@ -259,8 +258,7 @@ class Table:
 
     def _seat_line(self, state: engine.State, seat: int, last: str | None) -> str:
         s = self.style
-        landlord = int(state.landlord[0])
-        role = "" if landlord < 0 else ("landlord" if seat == landlord else "farmer")
+        role = role_label(state, seat)
         cards = int(state.hands[0, seat].sum())
         bid = int(state.bids[0, seat])
         dbl = {1: "double", 0: "no double"}.get(int(state.doubles[0, seat]), "")

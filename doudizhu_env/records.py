@@ -314,6 +314,12 @@ def _action_id(table, name: str, i: int) -> int:
 def replay(rec: dict) -> engine.State:
     """Replay a record through the engine; returns the final state, checked against the recorded result."""
     *_, (state, _, _) = replay_states(rec)
+    return check_result(rec, state)
+
+
+def check_result(rec: dict, state: engine.State) -> engine.State:
+    """The final state of a record from the state after its last move (:func:`replay_states`' last),
+    applying its escape, checked against the recorded result."""
     if rec["escaped"] is not None and not state.done[0]:
         state = engine.escape(state, np.array([rec["escaped"]]))
     if not state.done[0]:

@@ -16,7 +16,7 @@ import argparse
 import sys
 
 from . import engine, records
-from .tableview import Style, hole_ids, rules_label, score_lines, suited_hand
+from .tableview import Style, hole_ids, role_label, rules_label, score_lines, suited_hand
 
 
 def seat_names(rec: dict) -> list[str]:
@@ -25,15 +25,11 @@ def seat_names(rec: dict) -> list[str]:
     return [f"seat {s}" + (f" ({p})" if p else "") for s, p in enumerate(players)]
 
 
-def _role(state: engine.State, seat: int) -> str:
-    landlord = int(state.landlord[0])
-    return "" if landlord < 0 else ("landlord" if seat == landlord else "farmer")
-
-
 def _hands(state: engine.State, style: Style, names: list[str]) -> list[str]:
     width = max(len(n) for n in names)
-    return [f"    {names[s]:<{width}} {_role(state, s):<8} {len(suited_hand(state, 0, s)):>2}: "
-            f"{style.cards(suited_hand(state, 0, s))}" for s in range(3)]
+    held = [suited_hand(state, 0, s) for s in range(3)]
+    return [f"    {names[s]:<{width}} {role_label(state, s):<8} {len(held[s]):>2}: {style.cards(held[s])}"
+            for s in range(3)]
 
 
 def _landlord_line(state: engine.State, style: Style, names: list[str]) -> str:
@@ -47,7 +43,7 @@ def format_game(rec: dict, style: Style, title: str = "game") -> list[str]:
     names = seat_names(rec)
     rules = records.rules_of(rec)
     steps = list(records.replay_states(rec))
-    final = records.replay(rec)
+    final = records.check_result(rec, steps[-1][0])
     start = steps[0][0]
     redealt = f", after {rec['redeals']} passed-out deal(s)" if rec["redeals"] else ""
     lines = [style(f"{title}: rules {rules_label(rules)}", "bold"),
@@ -68,7 +64,7 @@ def format_game(rec: dict, style: Style, title: str = "game") -> list[str]:
 
 def _move_line(n: int, before, after, seat: int, name: str, style: Style, names: list[str]) -> str:
     """``  12. seat 1 (rule)  farmer    333444+5+7    left 9: 3S ...``; a trick's end is marked."""
-    text = f"  {n:>3}. {names[seat]:<{max(len(x) for x in names)}} {_role(before, seat):<8} "
+    text = f"  {n:>3}. {names[seat]:<{max(len(x) for x in names)}} {role_label(before, seat):<8} "
     if before.phase[0] == engine.PLAY:
         if name == "pass":
             text += style("pass", "dim") + (style("   (table clear)", "dim") if after.leading[0] else "")

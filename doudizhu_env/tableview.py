@@ -64,6 +64,12 @@ def dealt_ids(state: engine.State, game: int, seat: int) -> np.ndarray:
     return ids
 
 
+def role_label(state: engine.State, seat: int, game: int = 0) -> str:
+    """``landlord`` or ``farmer`` for ``seat``; ``""`` before a landlord exists."""
+    landlord = int(state.landlord[game])
+    return "" if landlord < 0 else ("landlord" if seat == landlord else "farmer")
+
+
 def hole_ids(state: engine.State, game: int = 0) -> np.ndarray:
     """The three hole cards as dealt."""
     return state.deal[game, 3 * HAND_SIZE:]
