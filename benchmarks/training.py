@@ -173,8 +173,7 @@ def actor_rate(seconds: float, config: str = DEFAULT_CONFIG) -> dict:
     cfg = load_config(config)
     torch.set_num_threads(1)
     model = DMCModel(Rules.preset(cfg.rules), cfg.model)
-    actor = Actor(model, cfg.games_per_actor, cfg.objective, np.random.default_rng(0), cfg.bidding_epsilon,
-                  cfg.fixed_landlord_share)
+    actor = Actor.from_config(model, cfg, np.random.default_rng(0))
     actor.collect(cfg.chunk_size, cfg.epsilon)  # warm-up
     start, frames = time.perf_counter(), actor.frames
     while time.perf_counter() - start < seconds:
@@ -199,8 +198,7 @@ def learner_rate(seconds: float, config: str = DEFAULT_CONFIG, device: str = "cp
     torch.set_num_threads(1)
     device = resolve_device(device)
     model = DMCModel(Rules.preset(cfg.rules), cfg.model)
-    samples = Actor(model, cfg.games_per_actor, cfg.objective, np.random.default_rng(0), cfg.bidding_epsilon,
-                    cfg.fixed_landlord_share).collect(4 * cfg.batch_size, cfg.epsilon)
+    samples = Actor.from_config(model, cfg, np.random.default_rng(0)).collect(4 * cfg.batch_size, cfg.epsilon)
     learner = Learner(model.to(device), cfg.learning_rate, cfg.max_grad_norm, device)
     batches = [{k: v[i:i + cfg.batch_size] for k, v in samples.items()}
                for i in range(0, 4 * cfg.batch_size, cfg.batch_size)]
@@ -209,9 +207,10 @@ def learner_rate(seconds: float, config: str = DEFAULT_CONFIG, device: str = "cp
     while time.perf_counter() - start < seconds:
         learner.update(batches[updates % len(batches)])
         updates += 1
+    elapsed = time.perf_counter() - start
     weight_bytes = sum(v.numel() * v.element_size() for v in model.state_dict().values())
-    return {"learner_sps": updates * cfg.batch_size / (time.perf_counter() - start),
-            "updates_per_s": updates / (time.perf_counter() - start), "weight_mb": weight_bytes / 2**20,
+    return {"learner_sps": updates * cfg.batch_size / elapsed,
+            "updates_per_s": updates / elapsed, "weight_mb": weight_bytes / 2**20,
             "device": device, "batch_size": cfg.batch_size}
 
 

@@ -19,6 +19,7 @@ from agents.dmc import DMCAgent, DMCModel
 from doudizhu_env import engine
 
 from .buffer import EpisodeRecorder, concat_samples
+from .config import TrainConfig
 
 
 def epsilon_at(frames: int, start: float, final: float, decay_frames: int) -> float:
@@ -73,6 +74,13 @@ class Actor:
         self.frames = 0
         self.hands = 0
 
+    @classmethod
+    def from_config(cls, model: DMCModel, cfg: TrainConfig, rng: np.random.Generator) -> Actor:
+        """The actor a :class:`~train.config.TrainConfig` asks for (its games, objective, bidding
+        epsilon and fixed-landlord share), choosing with ``model`` and drawing from ``rng``."""
+        return cls(model, cfg.games_per_actor, cfg.objective, rng, cfg.bidding_epsilon,
+                   cfg.fixed_landlord_share)
+
     def step(self, epsilon: float) -> list[dict[str, np.ndarray]]:
         """One decision in every game; the samples of the hands that ended (possibly none)."""
         self.agent.epsilon = epsilon
@@ -95,19 +103,18 @@ class Actor:
         return concat_samples(chunks)
 
 
-def actor_process(model: DMCModel, cfg: dict, seed_seq: list[int], samples, frames, stop) -> None:
+def actor_process(model: DMCModel, cfg: TrainConfig, seed_seq: list[int], samples, frames, stop) -> None:
     """Loop of one actor process: collect chunks, put them on the ``samples`` queue until ``stop``.
 
     ``model`` lives in shared memory and is updated in place by the learner;
     ``frames`` is a shared counter of decisions made by all actors.
     """
-    torch.set_num_threads(cfg["threads"])
-    actor = Actor(model, cfg["games_per_actor"], cfg["objective"], np.random.default_rng(seed_seq),
-                  cfg["bidding_epsilon"], cfg["fixed_landlord_share"])
+    torch.set_num_threads(cfg.threads)
+    actor = Actor.from_config(model, cfg, np.random.default_rng(seed_seq))
     while not stop.is_set():
-        eps = epsilon_at(frames.value, cfg["epsilon"], cfg["epsilon_final"], cfg["epsilon_decay_frames"])
+        eps = epsilon_at(frames.value, cfg.epsilon, cfg.epsilon_final, cfg.epsilon_decay_frames)
         before = actor.frames
-        chunk = actor.collect(cfg["chunk_size"], eps)
+        chunk = actor.collect(cfg.chunk_size, eps)
         with frames.get_lock():
             frames.value += actor.frames - before
         while not stop.is_set():

@@ -152,10 +152,9 @@ class TrainConfig:
         for name in ("learning_rate", "max_grad_norm"):
             if getattr(self, name) <= 0:
                 raise ConfigError(f"{name} must be > 0, got {getattr(self, name)}")
-        for name in ("seed", "epsilon_decay_frames", "total_frames", "max_minutes", "checkpoint_minutes",
-                     "eval_minutes", "eval_deals", "log_seconds"):
+        for name, zero in _ZERO_MEANS.items():
             if getattr(self, name) < 0:
-                raise ConfigError(f"{name} must be >= 0 (0: {_ZERO_MEANS[name]}), got {getattr(self, name)}")
+                raise ConfigError(f"{name} must be >= 0 (0: {zero}), got {getattr(self, name)}")
         if self.batch_size > self.buffer_size:
             raise ConfigError(f"batch_size ({self.batch_size}) must be <= buffer_size ({self.buffer_size}): "
                               "the learner never holds a full batch otherwise")
@@ -331,8 +330,8 @@ class _UniqueKeyLoader(yaml.SafeLoader):
         return super().construct_mapping(node, deep)
 
 
-def _one_line(err: Exception) -> str:
-    """PyYAML's several-line messages on one line."""
+def one_line(err: Exception) -> str:
+    """An error message on one line (PyYAML's and others' several-line messages)."""
     return " ".join(str(err).split())
 
 
@@ -351,7 +350,7 @@ def load_config(path: str | None = None, overrides: dict | None = None) -> Train
             with open(path) as f:
                 data = _read_yaml(f) or {}
         except yaml.YAMLError as err:
-            raise ConfigError(f"{path}: not valid YAML: {_one_line(err)}") from err
+            raise ConfigError(f"{path}: not valid YAML: {one_line(err)}") from err
         except (OSError, UnicodeDecodeError) as err:
             raise ConfigError(f"{path}: cannot read the config file: {err}") from err
         if not isinstance(data, dict):
@@ -362,7 +361,7 @@ def load_config(path: str | None = None, overrides: dict | None = None) -> Train
             try:
                 text = _read_yaml(text)
             except yaml.YAMLError as err:
-                raise ConfigError(f"override of {dotted!r}: not valid YAML: {_one_line(err)}") from err
+                raise ConfigError(f"override of {dotted!r}: not valid YAML: {one_line(err)}") from err
         _set_dotted(data, dotted, text)
     return from_dict(TrainConfig, data)
 

@@ -50,7 +50,7 @@ from doudizhu_env.rules import Rules
 
 from .actor import Actor, actor_process, epsilon_at
 from .buffer import SampleBuffer
-from .config import ConfigError, TrainConfig, load_config, override_parser, resolve_device
+from .config import ConfigError, TrainConfig, load_config, one_line, override_parser, resolve_device
 from .learner import Learner
 
 
@@ -194,14 +194,12 @@ class Run:
         self.maybe_log()
 
 
-# -- the two ways of running actors -------------------------------------------
+# -- the ways of running actors (the Ray one: train.ray_backend.run_ray) ------
 
 
 def run_inline(run: Run) -> None:
     """One actor in this process, alternating with the learner: deterministic for a seed."""
-    actor = Actor(run.model, run.cfg.games_per_actor, run.cfg.objective,
-                  np.random.default_rng([run.cfg.seed, 0, run.resumed_from]), run.cfg.bidding_epsilon,
-                  run.cfg.fixed_landlord_share)
+    actor = Actor.from_config(run.model, run.cfg, np.random.default_rng([run.cfg.seed, 0, run.resumed_from]))
     while not run.finished():
         before = actor.frames
         run.buffer.put(actor.collect(run.cfg.chunk_size, run.epsilon()))
@@ -215,10 +213,9 @@ def run_processes(run: Run) -> None:
     ctx = mp.get_context("spawn")
     samples, stop = ctx.Queue(maxsize=run.cfg.queue_size), ctx.Event()
     frames = ctx.Value("q", run.frames)
-    cfg = run.cfg.to_dict()
     seeds = [[run.cfg.seed, i + 1, run.resumed_from] for i in range(run.cfg.num_actors)]
-    procs = [ctx.Process(target=actor_process, daemon=True, args=(run.model, cfg, s, samples, frames, stop))
-             for s in seeds]
+    procs = [ctx.Process(target=actor_process, daemon=True,
+                         args=(run.model, run.cfg, s, samples, frames, stop)) for s in seeds]
     for p in procs:
         p.start()
     try:
@@ -319,7 +316,7 @@ def main(argv=None) -> None:
         cfg = load_config(path, {k: v for k, v in args.items() if v is not None})
         report = train(cfg, resume=resume)
     except (ConfigError, CheckpointError) as err:  # a bad option or file: one line, no traceback
-        parser.exit(2, f"{parser.prog}: error: {' '.join(str(err).split())}\n")
+        parser.exit(2, f"{parser.prog}: error: {one_line(err)}\n")
     if report:
         from agents.evaluation import format_table
 

@@ -34,7 +34,7 @@ import warnings
 import numpy as np
 import torch
 
-from agents.dmc import DMCModel, ModelConfig
+from agents.dmc import DMCModel
 from doudizhu_env.rules import Rules
 
 from .actor import Actor
@@ -104,13 +104,12 @@ class RolloutWorker:
 
     def __init__(self, cfg: TrainConfig, seed_seq: list[int], weights: Broadcast):
         torch.set_num_threads(cfg.threads)
-        self.model = DMCModel(Rules.preset(cfg.rules), ModelConfig(**cfg.model.to_dict()))
+        self.model = DMCModel(Rules.preset(cfg.rules), cfg.model)
         device = actor_device(cfg)
         self.version = -1
         self._sync(weights)
         plays = OnDevice(self.model, device) if device != "cpu" else self.model
-        self.actor = Actor(plays, cfg.games_per_actor, cfg.objective, np.random.default_rng(seed_seq),
-                           cfg.bidding_epsilon, cfg.fixed_landlord_share)
+        self.actor = Actor.from_config(plays, cfg, np.random.default_rng(seed_seq))
         self.chunk_size = cfg.chunk_size
 
     def pid(self) -> int:
