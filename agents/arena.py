@@ -178,7 +178,7 @@ def play_chunk(cfg: ArenaConfig, chunk: int, deals: Sequence[Deal], first_index:
     agents = [factory(n, cfg.rules, [cfg.seed, chunk, 4, i]) for i, n in enumerate(cfg.names)]
     for a in agents:
         a.reset()
-    state, decisions = _play(state, seat_agent, agents)
+    state, decisions = play_games(state, seat_agent, agents)
     idx = np.arange(len(games)) % len(deals) + first_index
     role = role_of(np.arange(3)[None, :], state.landlord[:, None])
     scores = state.scores.astype(np.int64)
@@ -196,8 +196,12 @@ def _chunk_records(cfg: ArenaConfig, chunk: int, state: engine.State, seat_agent
     return records_from_state(state, players=players, meta=meta)
 
 
-def _play(state: engine.State, seat_agent: np.ndarray, agents: list) -> tuple[engine.State, int]:
-    """Step every game to its end, each agent acting for the games where it is to act."""
+def play_games(state: engine.State, seat_agent: np.ndarray, agents: list) -> tuple[engine.State, int]:
+    """Step every game to its end, each agent acting (on seat views) for the games where it is to act.
+
+    ``seat_agent`` is ``(B, 3)``: the index into ``agents`` of the agent at each seat of each game.
+    Returns the final state and the number of decisions made.
+    """
     rows = np.arange(state.num_games)
     decisions = 0
     while not state.done.all():

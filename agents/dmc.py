@@ -208,6 +208,16 @@ class DMCAgent(Agent):
         return self.decide(view)[0]
 
     @torch.no_grad()
+    def action_values(self, state: engine.State, ids: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+        """Q-values of the flat actions ``ids`` (game ``i``'s are ``ids[offsets[i]:offsets[i + 1]]``)."""
+        seg = np.repeat(np.arange(state.num_games), np.diff(offsets))
+        pos = positions(state)
+        q = self.model.q_values(torch.from_numpy(observe(state)), pos, ids, seg).numpy()
+        if not np.isfinite(q).all():
+            raise_non_finite(q, pos[seg])
+        return q
+
+    @torch.no_grad()
     def decide(self, state: engine.State) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Actions, observations and positions of every unfinished game of ``state``.
 

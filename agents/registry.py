@@ -13,6 +13,12 @@ Specs:
 - ``douzero:DIR`` or a path to a DouZero ``.ckpt`` file / a directory holding
   ``landlord.ckpt``, ``landlord_up.ckpt``, ``landlord_down.ckpt``: DouZero-format
   checkpoints through :mod:`agents.douzero_adapter` (needs torch)
+- ``search:BASE[,key=value...]``: :class:`agents.search.SearchAgent`, Monte Carlo search over
+  sampled worlds with ``BASE`` (any spec above but another search) deciding bidding and doubling,
+  naming the candidates and playing the rollouts; options ``rollout=SPEC`` (or ``SPEC/SPEC/SPEC``
+  by role: landlord, landlord_down, landlord_up), ``worlds``, ``candidates``, ``samples``,
+  ``inference`` (``moves`` or ``none``), ``inference_moves``, ``objective`` (``adp`` or ``wp``),
+  ``time`` (seconds per decision); see ``docs/search.md``
 - ``sb3:PATH``: an sb3-contrib ``MaskablePPO`` saved with ``model.save(PATH)``, played greedily
   through :mod:`agents.sb3_adapter` (extra ``rl``)
 """
@@ -36,6 +42,8 @@ PRETRAINED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "weights",
 def make_agent(spec: str, rules: Rules | None = None, seed=0) -> Agent:
     """The agent a spec names, seeded with ``seed`` (an int or a list of ints)."""
     rng = np.random.default_rng(seed)
+    if spec.startswith("search:"):
+        return _search_agent(spec, rules, rng)
     if spec == "random":
         return RandomAgent(rng)
     if spec == "rule":
@@ -64,7 +72,7 @@ def make_agent(spec: str, rules: Rules | None = None, seed=0) -> Agent:
 
         return DouZeroAgent.load(path, seed=rng)
     raise ValueError(f"unknown agent {spec!r}; expected one of {list(NAMES)}, dmc:PATH or a .pt checkpoint, "
-                     "douzero:DIR, a .ckpt path, or sb3:PATH")
+                     "douzero:DIR, a .ckpt path, sb3:PATH, or search:BASE[,key=value...]")
 
 
 def _dmc_agent(path: str, rules: Rules | None) -> Agent:
@@ -76,3 +84,23 @@ def _dmc_agent(path: str, rules: Rules | None) -> Agent:
     if rules is not None and action_table(rules).names != action_table(model.rules).names:
         raise ValueError(f"{path!r} was trained under rules {model.rules}; its actions differ from {rules}'s")
     return DMCAgent(model)
+
+
+def _search_agent(spec: str, rules: Rules | None, rng: np.random.Generator) -> Agent:
+    """A :class:`agents.search.SearchAgent` from ``search:BASE[,key=value...]``."""
+    from .search import SearchAgent, SearchConfigError, parse_spec
+
+    base_spec, rollout_spec, config = parse_spec(spec)
+    if base_spec.startswith("search:") or (rollout_spec or "").find("search:") >= 0:
+        raise SearchConfigError(f"{spec!r}: a search agent's base and rollouts cannot be search agents")
+    seeds = rng.integers(0, 2**63 - 1, 5)
+    base = make_agent(base_spec, rules, seeds[0])
+    rollout = None
+    if rollout_spec is not None:
+        parts = rollout_spec.split("/")
+        if len(parts) not in (1, 3):
+            raise SearchConfigError(f"rollout={rollout_spec!r} in {spec!r}: expected one agent spec, or "
+                                    "three separated by '/' (landlord/landlord_down/landlord_up)")
+        built = {p: make_agent(p, rules, seeds[1 + k]) for k, p in enumerate(dict.fromkeys(parts))}
+        rollout = built[parts[0]] if len(parts) == 1 else [built[p] for p in parts]
+    return SearchAgent(base, config, rollout, seed=np.random.default_rng(seeds[4]))

@@ -1,0 +1,469 @@
+"""SearchAgent: perfect-information Monte Carlo search over sampled worlds, on the batched engine.
+
+At each card-play decision the agent plans with the engine, for every game of
+its batch at once::
+
+    view --sample--> S worlds (hidden hands consistent with the view)
+         --infer---> keep the W worlds whose replayed history the rollout
+                     policy reproduces best (the other seats' actual moves)
+         --expand--> W worlds x C candidate moves
+         --rollout-> every (world, candidate) game played to its end by the
+                     rollout policy, one batched engine step (and one batched
+                     policy call per agent) for all of them at once
+         --choose--> the candidate with the best mean result for the seat
+                     (ties: the base agent's own choice)
+
+**Worlds.** The seat sees its own hand, every card played, each seat's cards
+left and, once a landlord exists, the hole cards. A world gives the two hidden
+seats hands that agree with all of it: the hole cards the landlord has not
+played yet (per rank, ``max(0, hole - played by the landlord)``) are in the
+landlord's hand; the other unseen cards are shuffled (as cards, so every
+split is as likely as under a uniform deal) and dealt to the hidden seats by
+their cards left (:func:`sample_worlds`).
+
+**Inference** (``inference="moves"``). Uniform worlds ignore what the other
+seats did. Each sampled world is replayed from the start of the play phase
+(its opening hands are the world's hands plus the cards each seat played),
+and at each of the other seats' past decisions (the last ``inference_moves``
+of them, or all) the rollout policy of that seat is asked what it would have
+played there; the worlds with the fewest disagreements are kept (ties in
+sampling order, so uniformly). Against a player the rollout policy models
+well this removes most impossible worlds, the inference that made DeltaDou
+strong (Jiang et al., IJCAI 2019).
+``inference="none"`` keeps the first W samples (uniform worlds).
+
+**Candidates.** All legal moves when there are at most ``candidates``;
+otherwise the base agent's choice, ``pass`` where legal, and the best of the
+rest by the base agent's own scores (Q-values for a DMC agent, else fewest
+plays left in the hand, :func:`agents.rule.hand_cost`).
+
+A move that empties the hand is always taken (a certain win), without search.
+
+**Rollouts** play every seat, the searching seat's later moves included, with
+the rollout policy of its role (the base agent unless ``rollout`` names
+others). Bidding and doubling are the base agent's decisions (not searched).
+
+**No peeking.** :meth:`SearchAgent.act` first blanks what the acting seat
+cannot see (:func:`doudizhu_env.observation.seat_view`), so its decision is a
+function of the seat's view and its own generator alone; the tests give it
+full states and states with the hidden hands swapped and check it decides the
+same. Deterministic for a seed, unless ``time_limit`` is set (then the number
+of worlds rolled out depends on the clock).
+
+Agent specs (:func:`agents.registry.make_agent`): ``search:BASE`` with
+options after commas, e.g. ``search:rule``, ``search:pretrained,rollout=rule``,
+``search:rule,worlds=32,candidates=12,samples=128,inference=none,time=0.5``
+(``docs/search.md``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from doudizhu_env import engine
+from doudizhu_env.actions import BID0, NO_DOUBLE, PASS, action_table
+from doudizhu_env.cards import DECK_COUNTS, NUM_RANKS
+from doudizhu_env.engine import PLAY, role_of
+from doudizhu_env.observation import cards_left, seat_view
+
+from .arena import play_games
+from .base import Agent
+
+INFERENCE_MODES = ("moves", "none")
+OBJECTIVES = ("adp", "wp")
+
+
+class SearchConfigError(ValueError):
+    """A search budget or option that is not valid."""
+
+
+@dataclass(frozen=True)
+class SearchConfig:
+    """The budget and options of a :class:`SearchAgent` (the ``search:`` spec's ``key=value`` options)."""
+
+    worlds: int = 16
+    """Worlds rolled out per decision (``worlds``)."""
+    candidates: int = 8
+    """Moves compared per decision, at most (``candidates``); every legal move when there are fewer."""
+    samples: int = 64
+    """Worlds sampled before inference keeps the ``worlds`` most consistent ones (``samples``, >= worlds)."""
+    inference: str = "moves"
+    """``moves``: keep the worlds whose history the rollout policy reproduces best; ``none``: uniform."""
+    inference_moves: int = 0
+    """How many of the other seats' latest play decisions inference checks (0: all of them)."""
+    objective: str = "adp"
+    """``adp``: best mean points for the seat; ``wp``: best share of rollouts won."""
+    time_limit: float = 0.0
+    """Seconds per decision (0: none). Worlds are rolled out in rounds until the time is spent."""
+
+    def __post_init__(self):
+        for name in ("worlds", "candidates", "samples"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 4096:
+                raise SearchConfigError(f"search option {name} must be an integer in 1..4096, got {value!r}")
+        if isinstance(self.inference_moves, bool) or not isinstance(self.inference_moves, int) \
+                or self.inference_moves < 0:
+            raise SearchConfigError(f"search option inference_moves must be an integer >= 0, "
+                                    f"got {self.inference_moves!r}")
+        if self.samples < self.worlds:
+            raise SearchConfigError(f"search option samples ({self.samples}) must be at least worlds "
+                                    f"({self.worlds}): inference keeps worlds out of samples")
+        if self.inference not in INFERENCE_MODES:
+            raise SearchConfigError(f"search option inference must be one of {list(INFERENCE_MODES)}, "
+                                    f"got {self.inference!r}")
+        if self.objective not in OBJECTIVES:
+            raise SearchConfigError(f"search option objective must be one of {list(OBJECTIVES)}, "
+                                    f"got {self.objective!r}")
+        limit = self.time_limit
+        if isinstance(limit, bool) or not isinstance(limit, (int, float)) or not 0 <= limit < 3600:
+            raise SearchConfigError(f"search option time must be a number of seconds in [0, 3600), "
+                                    f"got {limit!r}")
+
+
+# ----------------------------------------------------------------------------
+# worlds
+# ----------------------------------------------------------------------------
+
+
+def hidden_cards(view: engine.State) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """What the acting seat of each game of ``view`` does not see, from public facts and its own hand.
+
+    Returns ``(pool, forced, need)``: ``pool`` ``(N, 15)`` the unseen cards to deal out,
+    ``forced`` ``(N, 3, 15)`` cards known to be in a seat's hand (the landlord's unplayed
+    hole cards, for a seat that is not the landlord), ``need`` ``(N, 3)`` how many pool
+    cards each seat holds (0 for the acting seat).
+    """
+    n = view.num_games
+    rows, seat = np.arange(n), view.to_act.astype(np.int64)
+    own = view.hands[rows, seat].astype(np.int64)
+    played = view.played.astype(np.int64)
+    landlord = view.landlord.astype(np.int64)
+    if n and landlord.min() < 0:  # before a landlord exists the hole cards are hidden too
+        raise ValueError("worlds are sampled in the play phase (a landlord exists); got a game in bidding")
+    forced = np.zeros((n, 3, NUM_RANKS), np.int64)
+    other = np.flatnonzero((landlord >= 0) & (landlord != seat))
+    unplayed_hole = view.hole[other].astype(np.int64) - played[other, landlord[other]]
+    forced[other, landlord[other]] = np.maximum(unplayed_hole, 0)
+    pool = DECK_COUNTS.astype(np.int64) - own - played.sum(axis=1) - forced.sum(axis=1)
+    need = cards_left(view) - forced.sum(axis=2)
+    need[rows, seat] = 0
+    return pool, forced, need
+
+
+def sample_worlds(view: engine.State, num: int, rng: np.random.Generator) -> np.ndarray:
+    """``(N, num, 3, 15)`` hands of every seat in ``num`` worlds per game of ``view`` (play phase).
+
+    The acting seat's hand is its own; the two hidden seats get the forced cards of
+    :func:`hidden_cards` and a uniformly shuffled share of the pool, by their cards left.
+    """
+    pool, forced, need = hidden_cards(view)
+    n = view.num_games
+    size = pool.sum(axis=1)
+    width = int(size.max()) if n else 0
+    cards = np.full((n, max(width, 1)), NUM_RANKS, np.int64)  # padding: an extra "rank" dropped below
+    flat = np.repeat(np.tile(np.arange(NUM_RANKS), n), pool.ravel())
+    game = np.repeat(np.arange(n), size)
+    cards[game, np.arange(len(flat)) - np.repeat(np.cumsum(size) - size, size)] = flat
+    keys = rng.random((n, num, cards.shape[1]))
+    keys[np.broadcast_to(cards[:, None, :] == NUM_RANKS, keys.shape)] = 2.0
+    shuffled = np.argsort(keys, axis=2)
+    dealt = np.take_along_axis(np.broadcast_to(cards[:, None, :], keys.shape), shuffled, axis=2)
+    seat = view.to_act.astype(np.int64)
+    first, second = (seat + 1) % 3, (seat + 2) % 3
+    slot = np.arange(cards.shape[1])[None, None, :]
+    to_first = slot < need[np.arange(n), first][:, None, None]
+    hands = np.zeros((n, num, 3, NUM_RANKS + 1), np.int64)
+    rows = np.arange(n)[:, None, None]
+    np.add.at(hands, (np.broadcast_to(rows, dealt.shape), np.arange(num)[None, :, None],
+                      np.where(to_first, first[:, None, None], second[:, None, None]), dealt), 1)
+    hands = hands[..., :NUM_RANKS] + forced[:, None]
+    hands[np.arange(n), :, seat] = view.hands[np.arange(n), seat][:, None, :]
+    return hands.astype(np.int8)
+
+
+def with_hands(view: engine.State, rows: np.ndarray, hands: np.ndarray) -> engine.State:
+    """Games ``rows`` of ``view`` (repeats allowed) with every seat's hand set to ``hands`` ``(M, 3, 15)``."""
+    return dataclasses.replace(engine.take(view, rows), hands=np.asarray(hands, np.int8))
+
+
+# ----------------------------------------------------------------------------
+# inference: replay each world's history under the rollout policy
+# ----------------------------------------------------------------------------
+
+
+def opening_states(worlds: engine.State) -> tuple[engine.State, np.ndarray]:
+    """Each world at the start of its play phase, and the index in ``history`` of its first play move."""
+    special = (worlds.history >= BID0) & (worlds.history <= NO_DOUBLE)
+    valid = np.arange(worlds.history.shape[1])[None, :] < worlds.history_len[:, None]
+    first = (special & valid).sum(axis=1).astype(np.int16)
+    keep = np.arange(worlds.history.shape[1])[None, :] < first[:, None]
+    n = worlds.num_games
+    opening = dataclasses.replace(
+        worlds,
+        hands=(worlds.hands + worlds.played).astype(np.int8), played=np.zeros_like(worlds.played),
+        num_plays=np.zeros_like(worlds.num_plays), phase=np.full(n, PLAY, np.int8),
+        to_act=worlds.landlord.copy(), table_action=np.full(n, -1, np.int32),
+        table_seat=np.full(n, -1, np.int8), passes=np.zeros(n, np.int8), bombs=np.zeros(n, np.int8),
+        rocket=np.zeros(n, bool), spring=np.zeros(n, np.int8),
+        history=np.where(keep, worlds.history, -1).astype(np.int16),
+        history_seat=np.where(keep, worlds.history_seat, -1).astype(np.int8), history_len=first,
+    )
+    return opening, first.astype(np.int64)
+
+
+def _checked_moves(worlds: engine.State, first: np.ndarray, seat: np.ndarray, last: int) -> np.ndarray:
+    """``(M, H)`` bool: history entries inference checks (other seats' play moves; the latest ``last``)."""
+    h = np.arange(worlds.history.shape[1])[None, :]
+    other = (h >= first[:, None]) & (h < worlds.history_len[:, None]) & (worlds.history_seat != seat[:, None])
+    if last:
+        from_end = np.cumsum(other[:, ::-1], axis=1)[:, ::-1]  # 1 for the latest checked move
+        other &= from_end <= last
+    return other
+
+
+def replay_mismatches(worlds: engine.State, seat: np.ndarray, policies: Sequence[Agent],
+                      last: int = 0) -> np.ndarray:
+    """``(M,)`` how many of the other seats' past play moves the rollout policies would not have made.
+
+    ``worlds`` are full states (every hand set), ``seat`` the searching seat of each,
+    ``policies`` the agent of each role. Every world is replayed from its opening with the
+    engine; the replay of a world is exactly its history, so it ends in the world itself.
+    """
+    state, first = opening_states(worlds)
+    checked = _checked_moves(worlds, first, seat, last)
+    moves = worlds.history_len.astype(np.int64) - first
+    order = np.argsort(-moves, kind="stable")  # longest first: the live games are always a prefix
+    state = engine.take(state, order)
+    moves, first, checked = moves[order], first[order], checked[order]
+    history = worlds.history[order].astype(np.int64)
+    wrong = np.zeros(len(order), np.int64)
+    for t in range(int(moves.max()) if len(moves) else 0):
+        live = int((moves > t).sum())
+        if live < state.num_games:
+            state = engine.take(state, np.arange(live))
+        rows = np.arange(live)
+        actual = history[rows, first[:live] + t]
+        ask = np.flatnonzero(checked[rows, first[:live] + t])
+        if len(ask):
+            wrong[ask] += _policy_actions(state, ask, policies) != actual[ask]
+        state = engine.step(state, actual, check=False)
+    out = np.empty_like(wrong)
+    out[order] = wrong
+    return out
+
+
+def _policy_actions(state: engine.State, games: np.ndarray, policies: Sequence[Agent]) -> np.ndarray:
+    """What each game's acting seat would play under the policy of its role (games ``games``)."""
+    role = role_of(state.to_act[games], state.landlord[games])
+    out = np.zeros(len(games), np.int64)
+    for agent in _distinct(policies):
+        pick = np.flatnonzero(np.isin(role, [r for r in range(3) if policies[r] is agent]))
+        if len(pick):
+            out[pick] = agent.act(seat_view(state, games[pick]))
+    return out
+
+
+def _distinct(agents: Sequence[Agent]) -> list[Agent]:
+    seen: list[Agent] = []
+    for a in agents:
+        if not any(a is b for b in seen):
+            seen.append(a)
+    return seen
+
+
+# ----------------------------------------------------------------------------
+# candidates and rollouts
+# ----------------------------------------------------------------------------
+
+
+def base_scores(base: Agent, view: engine.State, ids: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """A score per flat legal action (higher: the base agent likes it more), for ranking candidates.
+
+    The base agent's ``action_values`` where it has one (Q-values of a DMC agent); else
+    minus the plays left in the hand after the move (:func:`agents.rule.hand_cost`).
+    """
+    if hasattr(base, "action_values"):
+        return np.asarray(base.action_values(view, ids, offsets), np.float64)
+    from .rule import hand_cost
+
+    seg = np.repeat(np.arange(view.num_games), np.diff(offsets))
+    own = view.hands[seg, view.to_act[seg]].astype(np.int64)
+    rest = own - action_table(view.rules).counts[ids]
+    return -np.array([hand_cost(tuple(int(x) for x in r)) for r in rest], np.float64)
+
+
+def choose_candidates(view: engine.State, chosen: np.ndarray, scores: np.ndarray, ids: np.ndarray,
+                      offsets: np.ndarray, k: int) -> list[np.ndarray]:
+    """Per game: the base agent's ``chosen`` move first, then ``pass`` (if legal), then the best scored."""
+    out = []
+    for i in range(view.num_games):
+        legal, score = ids[offsets[i] : offsets[i + 1]], scores[offsets[i] : offsets[i + 1]]
+        rank = np.where(legal == chosen[i], -2, np.where(legal == PASS, -1, 0))
+        order = np.lexsort((-score, rank))
+        out.append(legal[order[:k]])
+    return out
+
+
+def rollout_values(view: engine.State, hands: np.ndarray, cands: list[np.ndarray],
+                   policies: Sequence[Agent], objective: str = "adp") -> list[np.ndarray]:
+    """Mean result for the acting seat of every candidate of every game over its worlds ``hands``.
+
+    ``hands`` is ``(N, W, 3, 15)``; every (world, candidate) pair of every game is one game of
+    a single batch, stepped to its end with the rollout policies of each role.
+    """
+    n, w = hands.shape[:2]
+    sizes = np.array([len(c) for c in cands])
+    game = np.repeat(np.arange(n), sizes * w)
+    world = np.concatenate([np.repeat(np.arange(w), s) for s in sizes])
+    first = np.concatenate([np.tile(c, w) for c in cands])
+    state = engine.step(with_hands(view, game, hands[game, world]), first, check=False)
+    agents = _distinct(policies)
+    role_agent = np.array([next(j for j, a in enumerate(agents) if a is p) for p in policies])
+    state, _ = play_games(state, role_agent[role_of(np.arange(3)[None, :], state.landlord[:, None])], agents)
+    seat = view.to_act.astype(np.int64)[game]
+    points = state.scores[np.arange(len(game)), seat].astype(np.float64)
+    value = points if objective == "adp" else (points > 0).astype(np.float64)
+    out, start = [], 0
+    for s in sizes:
+        out.append(value[start : start + s * w].reshape(w, s).mean(axis=0))
+        start += s * w
+    return out
+
+
+# ----------------------------------------------------------------------------
+# the agent
+# ----------------------------------------------------------------------------
+
+
+class SearchAgent(Agent):
+    """Plays by Monte Carlo search over sampled worlds (see the module docstring).
+
+    ``base`` decides bidding and doubling, names the candidates and breaks ties;
+    ``rollout`` plays the rollouts: one agent for every seat, or three by role
+    (landlord, landlord_down, landlord_up); default the base.
+    """
+
+    name = "search"
+
+    def __init__(self, base: Agent, config: SearchConfig | None = None,
+                 rollout: Agent | Sequence[Agent] | None = None, seed=0):
+        self.base = base
+        self.config = config or SearchConfig()
+        if rollout is None:
+            rollout = base
+        self.policies = tuple(rollout) if isinstance(rollout, (list, tuple)) else (rollout,) * 3
+        if len(self.policies) != 3:
+            raise SearchConfigError(f"rollout takes one agent or three (by role), got {len(self.policies)}")
+        self.rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+        self.searched = 0
+        """Decisions searched so far (the others were forced, certain wins, or the base agent's)."""
+        self.worlds_rolled = 0
+        """Worlds rolled out over those decisions (below ``searched * worlds`` when a time limit cut in)."""
+
+    def reset(self) -> None:
+        for a in _distinct((self.base, *self.policies)):
+            a.reset()
+
+    def act(self, view: engine.State) -> np.ndarray:
+        view = seat_view(view)  # whatever it is given, it decides from the acting seat's view only
+        chosen = np.asarray(self.base.act(view), np.int64)
+        out = chosen.copy()
+        ids, offsets = engine.legal_actions(view)
+        seg = np.repeat(np.arange(view.num_games), np.diff(offsets))
+        own = view.hands[seg, view.to_act[seg]].sum(axis=1)
+        out_ids = np.flatnonzero(action_table(view.rules).num_cards[ids] == own)
+        going_out = np.zeros(view.num_games, bool)
+        going_out[seg[out_ids]] = True
+        out[seg[out_ids[::-1]]] = ids[out_ids[::-1]]  # a certain win is taken (the first such move)
+        games = np.flatnonzero((view.phase == PLAY) & (np.diff(offsets) > 1) & ~going_out)
+        if len(games):
+            out[games] = self._search(engine.take(view, games), chosen[games])
+        return out
+
+    def _search(self, view: engine.State, chosen: np.ndarray) -> np.ndarray:
+        """Best candidate per game of ``view`` (play phase, more than one legal move)."""
+        cfg, start = self.config, time.perf_counter()
+        ids, offsets = engine.legal_actions(view)
+        cands = choose_candidates(view, chosen, base_scores(self.base, view, ids, offsets), ids, offsets,
+                                  cfg.candidates)
+        hands = self._worlds(view)
+        totals = [np.zeros(len(c)) for c in cands]
+        done, step = 0, max(1, cfg.worlds // 4) if cfg.time_limit else cfg.worlds
+        while done < cfg.worlds:
+            part = hands[:, done : done + step]
+            values = rollout_values(view, part, cands, self.policies, cfg.objective)
+            for t, v in zip(totals, values, strict=True):
+                t += v * part.shape[1]
+            done += part.shape[1]
+            spent = time.perf_counter() - start
+            if cfg.time_limit and spent * (done + step) / done > cfg.time_limit * view.num_games:
+                break
+        self.searched += view.num_games
+        self.worlds_rolled += done * view.num_games
+        return np.array([c[int(np.argmax(t))] for c, t in zip(cands, totals, strict=True)], np.int64)
+
+    def _worlds(self, view: engine.State) -> np.ndarray:
+        """``(N, worlds, 3, 15)``: sampled worlds, the most consistent with the other seats' moves first."""
+        cfg = self.config
+        sampled = cfg.samples if cfg.inference == "moves" else cfg.worlds
+        hands = sample_worlds(view, sampled, self.rng)
+        if cfg.inference == "none":
+            return hands
+        n = view.num_games
+        rows = np.repeat(np.arange(n), sampled)
+        worlds = with_hands(view, rows, hands.reshape(n * sampled, 3, NUM_RANKS))
+        wrong = replay_mismatches(worlds, view.to_act.astype(np.int64)[rows], self.policies,
+                                  cfg.inference_moves).reshape(n, sampled)
+        keep = np.argsort(wrong, axis=1, kind="stable")[:, : cfg.worlds]
+        return np.take_along_axis(hands, keep[:, :, None, None], axis=1)
+
+
+# ----------------------------------------------------------------------------
+# the spec
+# ----------------------------------------------------------------------------
+
+_OPTION_NAMES = {"worlds": "worlds", "candidates": "candidates", "samples": "samples",
+                 "inference": "inference", "inference_moves": "inference_moves", "objective": "objective",
+                 "time": "time_limit"}
+
+
+def parse_spec(spec: str) -> tuple[str, str | None, SearchConfig]:
+    """``search:BASE[,key=value...]`` -> (base spec, rollout spec or None, config)."""
+    body = spec.removeprefix("search:")
+    base, *options = body.split(",")
+    if not base:
+        raise SearchConfigError(f"{spec!r} names no base agent; expected search:BASE[,key=value...], "
+                                "e.g. search:rule or search:pretrained,rollout=rule")
+    values: dict = {}
+    rollout = None
+    for opt in options:
+        key, eq, value = opt.partition("=")
+        if not eq or not value:
+            raise SearchConfigError(f"search option {opt!r} in {spec!r} is not key=value")
+        if key == "rollout":
+            rollout = value
+        elif key in _OPTION_NAMES:
+            values[_OPTION_NAMES[key]] = _option_value(key, value)
+        else:
+            raise SearchConfigError(f"unknown search option {key!r} in {spec!r}; expected one of "
+                                    f"{sorted([*_OPTION_NAMES, 'rollout'])}")
+    return base, rollout, SearchConfig(**values)
+
+
+def _option_value(key: str, value: str):
+    if key in ("inference", "objective"):
+        return value
+    try:
+        return float(value) if key == "time" else int(value)
+    except ValueError:
+        kind = "a number of seconds" if key == "time" else "an integer"
+        raise SearchConfigError(f"search option {key} must be {kind}, got {value[:40]!r}") from None
+
+
+__all__ = ["SearchAgent", "SearchConfig", "SearchConfigError", "sample_worlds", "hidden_cards",
+           "replay_mismatches", "rollout_values", "parse_spec"]
