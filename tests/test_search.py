@@ -302,3 +302,30 @@ def test_play_games_is_the_arena_driver():
     assert final.done.all() and decisions > 5 * 10
     again = with_hands(seat_view(state), np.array([0, 0]), np.repeat(state.hands[:1], 2, axis=0))
     assert again.num_games == 2 and np.array_equal(again.hands[0], state.hands[0])
+
+
+def test_as_a_gymnasium_opponent():
+    """DouDizhu-v0 with a search agent in one of the other seats plays whole hands."""
+    gymnasium = pytest.importorskip("gymnasium")
+    from doudizhu_env.gym_env import DouDizhuEnv
+
+    env = DouDizhuEnv(seat=0, opponents=[make_agent("search:rule,worlds=2,samples=4,candidates=3", STANDARD),
+                                         RuleAgent()])
+    assert isinstance(env, gymnasium.Env)
+    obs, _ = env.reset(seed=3)
+    for _ in range(2):
+        done = False
+        while not done:
+            obs, reward, terminated, truncated, _ = env.step(env.action_space.sample(obs["action_mask"]))
+            done = terminated or truncated
+        obs, _ = env.reset()
+
+
+def test_at_the_terminal_table():
+    """The terminal table builds search opponents from their specs (a bad one is refused there too)."""
+    from doudizhu_env.play import make_opponents
+
+    agents, names = make_opponents(["search:rule,worlds=2,samples=2", "rule"], DOUZERO, seat=0, seed=1)
+    assert isinstance(agents[1], SearchAgent) and names[1].startswith("search:rule")
+    with pytest.raises(ValueError, match="unknown search option"):
+        make_opponents(["search:rule,depth=1", "rule"], DOUZERO, seat=0, seed=1)
