@@ -1,7 +1,7 @@
 """RuleAgent: a heuristic Dou Dizhu player built on hand decomposition, batched over games.
 
 The core is :func:`hand_cost`, the fewest plays a hand splits into (chains,
-pair chains and planes searched exhaustively with memoisation; triples and
+pair chains and planes searched exhaustively; triples and
 planes absorb single or pair kickers; bombs and the rocket count one play
 each). Every card play is chosen by the cost of the hand it leaves:
 
@@ -34,13 +34,18 @@ game with the smallest key tuple" (:func:`_argmin_per_game`, a stable
 ``np.lexsort`` with the game as the last, primary key) and a game's minimum
 (``np.minimum.reduceat``) reproduce the per-game ``for`` loops and ``min()``
 calls of the reference, ties included. The costs of the hands left by the
-candidate plays are looked up, not searched: each hand is packed into one int64
-(base-5 digits over the 15 ranks, :func:`hand_codes`; the code of a hand after
-a play is the hand's code minus the play's) and looked up, the whole batch at
-once, in a module-level :class:`CodeCache`; only the codes never seen run the
-recursive :func:`hand_cost`, once per unique code (:func:`hand_costs`). Bids
-and doubles take :func:`hand_strength` per unique hand, cached the same way
-(:func:`hand_strengths`).
+candidate plays are computed for the whole batch at once
+(:func:`batch_hand_costs`): each hand's chainable ranks split at their empty
+ranks into runs (no chain crosses an empty rank); the fewest plays of a run for
+each change it makes to the kicker surplus (its *frontier*) is computed once per
+run ever met and cached; a hand's cost is the min-plus sum of its runs'
+frontiers, in numpy over every hand. Hands are packed into one int64 each
+(base-5 digits over the 15 ranks, :func:`hand_codes`; the code of a hand after a
+play is the hand's code minus the play's). Bids and doubles take
+:func:`hand_strength` per unique hand, cached by code in a :class:`CodeCache`
+(:func:`hand_strengths`). :func:`hand_cost` (one hand, rank by rank) and
+:func:`reference_hand_cost` (the plain search over every order of chains) give
+the same answers; the tests hold all three together.
 
 :class:`ReferenceRuleAgent` is the previous per-game implementation (a loop
 over games, one :class:`_Turn` per card-play decision): slow, written for
@@ -127,9 +132,15 @@ def _chain_options(c: tuple):
             r = e + 1
 
 
-@functools.lru_cache(maxsize=500_000)
-def hand_cost(c: tuple, slots: int = 0) -> int:
-    """The fewest plays ``c`` (15 rank counts) splits into; ``slots`` free kickers from planes."""
+def reference_hand_cost(c: tuple, slots: int = 0) -> int:
+    """:func:`hand_cost` by the plain search: the flat cost, or any chain held taken out first
+    (every order of every set of chains is tried; memoised). The definition the tests hold
+    :func:`hand_cost` to."""
+    return _reference_cost(tuple(int(x) for x in c), slots)
+
+
+@functools.lru_cache(maxsize=200_000)
+def _reference_cost(c: tuple, slots: int) -> int:
     if not any(c):
         return 0
     best = _flat_cost(c, slots)
@@ -138,8 +149,160 @@ def hand_cost(c: tuple, slots: int = 0) -> int:
         for r in range(s, t + 1):
             rest[r] -= unit
         extra = t - s + 1 if unit == 3 else 0
-        best = min(best, 1 + hand_cost(tuple(rest), slots + extra))
+        best = min(best, 1 + _reference_cost(tuple(rest), slots + extra))
     return best
+
+
+def hand_cost(c: tuple, slots: int = 0) -> int:
+    """The fewest plays ``c`` (15 rank counts) splits into; ``slots`` free kickers from planes.
+
+    A split is a set of chains (3..A) and the flat cost of the rest (:func:`_flat_cost`),
+    which is ``bombs + rocket + triples + max(0, singles + pairs - triples - slots)``. The
+    ranks are taken from low to high: at each rank either a chain starts there, or no
+    more chain touches it and its cards join the flat part. So every set of chains is met
+    once (not once per order, as in :func:`reference_hand_cost`), and what a flat part adds
+    is carried as one number, the surplus ``singles + pairs - triples - slots`` so far.
+    """
+    c = tuple(int(x) for x in c)
+    base, surplus = 0, -slots
+    two = c[TWO]
+    if two in (1, 2):
+        surplus += 1
+    elif two >= 3:
+        base, surplus = 1, surplus - (two == 3)
+    if c[SMALL_JOKER] and c[BIG_JOKER]:
+        base += 1
+    else:
+        surplus += c[SMALL_JOKER] + c[BIG_JOKER]
+    return base + _chain_cost(c[: CHAIN_TOP + 1], surplus)
+
+
+@functools.lru_cache(maxsize=1_000_000)
+def _chain_cost(ranks: tuple, surplus: int) -> int:
+    """Fewest plays of the chainable ranks ``ranks`` (from the lowest left), given the ``surplus``."""
+    if not ranks:
+        return max(surplus, 0)
+    x, rest = ranks[0], ranks[1:]
+    if x == 0:
+        return _chain_cost(rest, surplus)
+    best = _chain_cost(rest, surplus + (x <= 2) - (x == 3)) + (x >= 3)  # no chain starts here
+    for unit, min_len in _CHAINS:
+        if x < unit:
+            continue
+        end = 1
+        while end < len(ranks) and ranks[end] >= unit:
+            end += 1
+        for k in range(min_len, end + 1):  # a chain over ranks[0:k]
+            left = tuple(v - unit for v in ranks[:k]) + ranks[k:]
+            best = min(best, 1 + _chain_cost(left, surplus - k if unit == 3 else surplus))
+    return best
+
+
+# Batched: the chainable ranks split at their empty ranks into runs (no chain crosses an empty
+# rank), and a run's splits are summed up once and for all as its *frontier*: the fewest plays
+# for each change of the surplus it makes (:func:`_run_frontier`, cached per run). A hand's
+# cost is then a min-plus sum of its runs' frontiers, for every hand of a batch at once.
+
+_SPAN = CHAIN_TOP + 1  # the chainable ranks 3..A
+_INF = 1 << 20
+#: Frontier slot of a surplus change d is d + _SPAN (a run of length L changes it by -L..+L).
+_WIDTH = 2 * _SPAN + 1
+
+
+@functools.lru_cache(maxsize=200_000)
+def _run_frontier(run: tuple) -> tuple:
+    """Fewest plays of the chainable ranks ``run`` for each surplus change (slot d + 12), as a tuple."""
+    out = [_INF] * _WIDTH
+    if not run:
+        out[_SPAN] = 0
+        return tuple(out)
+    x, rest = run[0], run[1:]
+    if x == 0:
+        return _run_frontier(rest)
+    _relax(out, _run_frontier(rest), (x <= 2) - (x == 3), int(x >= 3))  # no chain starts here
+    for unit, min_len in _CHAINS:
+        if x < unit:
+            continue
+        end = 1
+        while end < len(run) and run[end] >= unit:
+            end += 1
+        for k in range(min_len, end + 1):  # a chain over run[0:k]
+            left = tuple(v - unit for v in run[:k]) + run[k:]
+            _relax(out, _run_frontier(left), -k if unit == 3 else 0, 1)
+    return tuple(out)
+
+
+def _relax(out: list, frontier: tuple, shift: int, plays: int) -> None:
+    """``out[d + shift] = min(out[d + shift], frontier[d] + plays)`` for every slot."""
+    for d, p in enumerate(frontier):
+        if p < _INF and 0 <= d + shift < _WIDTH and p + plays < out[d + shift]:
+            out[d + shift] = p + plays
+
+
+class _RunFrontiers:
+    """Frontiers of runs by their base-5 codes, cached in two sorted arrays (one look-up a batch)."""
+
+    def __init__(self):
+        self.clear()
+
+    def clear(self) -> None:
+        self.codes = np.empty(0, np.int64)
+        self.rows = np.empty((0, _WIDTH), np.int64)
+
+    def __call__(self, codes: np.ndarray) -> np.ndarray:
+        """``(len(codes), _WIDTH)`` frontiers; the runs never seen are computed (:func:`_run_frontier`)."""
+        unique = np.unique(codes)
+        known = np.zeros(len(unique), bool)
+        if len(self.codes):
+            pos = np.minimum(np.searchsorted(self.codes, unique), len(self.codes) - 1)
+            known = self.codes[pos] == unique
+        new = unique[~known]
+        if len(new):
+            rows = np.array([_run_frontier(_decode(int(c))[:_SPAN]) for c in new], np.int64)
+            codes_all = np.concatenate([self.codes, new])
+            order = np.argsort(codes_all)
+            self.codes, self.rows = codes_all[order], np.concatenate([self.rows, rows])[order]
+        return self.rows[np.searchsorted(self.codes, codes)]
+
+
+_FRONTIERS = _RunFrontiers()
+
+
+def batch_hand_costs(counts: np.ndarray) -> np.ndarray:
+    """:func:`hand_cost` (no free kicker slots) of every hand of ``counts`` ``(H, 15)``, with numpy."""
+    c = np.asarray(counts, np.int64).reshape(-1, NUM_RANKS)
+    two, jokers = c[:, TWO], c[:, SMALL_JOKER] + c[:, BIG_JOKER]
+    rocket = (c[:, SMALL_JOKER] > 0) & (c[:, BIG_JOKER] > 0)
+    base = (two >= 3).astype(np.int64) + rocket
+    surplus = ((two == 1) | (two == 2)).astype(np.int64) - (two == 3) + np.where(rocket, 0, jokers)
+    chain = c[:, :_SPAN]
+    start = (chain > 0) & np.concatenate([np.ones((len(c), 1), bool), chain[:, :-1] == 0], axis=1)
+    run_id = np.cumsum(start, axis=1) * (chain > 0)  # 1, 2, ... per run; 0 on empty ranks
+    first = np.maximum.accumulate(np.where(start, np.arange(_SPAN), 0), axis=1)
+    digits = chain * 5 ** np.maximum(np.arange(_SPAN) - first, 0)
+    total = np.zeros((len(c), _SPAN // 2 + 1), np.int64)  # at most 6 runs
+    np.add.at(total, (np.repeat(np.arange(len(c)), _SPAN), run_id.ravel()), digits.ravel())
+    frontier = np.full((len(c), _WIDTH), _INF, np.int64)
+    frontier[:, _SPAN] = 0  # no run: no play, no change of the surplus
+    has = np.flatnonzero(total[:, 1] > 0)
+    frontier[has] = _FRONTIERS(total[has, 1])
+    for k in range(2, total.shape[1]):
+        has = np.flatnonzero(total[:, k] > 0)
+        if len(has):
+            frontier[has] = _min_plus(frontier[has], _FRONTIERS(total[has, k]))
+    d = np.arange(_WIDTH) - _SPAN
+    return base + (frontier + np.maximum(surplus[:, None] + d[None, :], 0)).min(axis=1)
+
+
+def _min_plus(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Row-wise min-plus convolution of frontiers, kept to the slots of -12..+12."""
+    out = np.full_like(a, _INF)
+    for j in np.flatnonzero((b < _INF).any(axis=0)):
+        shift = j - _SPAN
+        lo, hi = max(0, -shift), min(_WIDTH, _WIDTH - shift)
+        target = out[:, lo + shift : hi + shift]
+        np.minimum(target, a[:, lo:hi] + b[:, j : j + 1], out=target)
+    return np.minimum(out, _INF)
 
 
 # ----------------------------------------------------------------------------
@@ -264,20 +427,23 @@ class CodeCache:
 
 
 #: The module-level caches of :func:`hand_costs` and :func:`hand_strengths`.
-_COSTS = CodeCache(hand_cost, np.int64)
 _STRENGTHS = CodeCache(hand_strength, np.float64)
 
 
 def clear_caches() -> None:
     """Empty every cache of hand costs and strengths (:func:`hand_cost`'s and the code caches)."""
-    hand_cost.cache_clear()
-    _COSTS.clear()
+    _chain_cost.cache_clear()
+    _run_frontier.cache_clear()
+    _FRONTIERS.clear()
     _STRENGTHS.clear()
 
 
 def hand_costs(codes) -> np.ndarray:
     """:func:`hand_cost` (no free kicker slots) of each hand given by its code (:func:`hand_codes`)."""
-    return _COSTS(codes)
+    codes = np.asarray(codes, dtype=np.int64)
+    unique, inverse = np.unique(codes.ravel(), return_inverse=True)
+    counts = unique[:, None] // _POW5[None, :] % 5
+    return batch_hand_costs(counts)[inverse.ravel()].reshape(codes.shape)
 
 
 def hand_strengths(codes) -> np.ndarray:

@@ -19,11 +19,14 @@ from agents.rule import (
     CodeCache,
     ReferenceRuleAgent,
     RuleAgent,
+    batch_hand_costs,
+    clear_caches,
     hand_codes,
     hand_cost,
     hand_costs,
     hand_strength,
     hand_strengths,
+    reference_hand_cost,
 )
 from doudizhu_env import action_table, engine
 from doudizhu_env.actions import BID0, DOUBLE, NUM_SPECIAL, PASS, CombType
@@ -227,3 +230,32 @@ def test_module_lookups_match_the_functions():
     tuples = [tuple(int(x) for x in h) for h in hands]
     np.testing.assert_array_equal(hand_costs(codes), [hand_cost(t) for t in tuples])
     np.testing.assert_array_equal(hand_strengths(codes), [hand_strength(t) for t in tuples])
+
+
+def _chainy_hands(rng, num: int) -> list[tuple]:
+    """Random hands of 1..20 cards, half of them drawn from a few neighbouring ranks (many chains)."""
+    deck = np.repeat(np.arange(15), DECK_COUNTS)
+    out = []
+    for k in range(num):
+        size = int(rng.integers(1, 21))
+        cards = deck if k % 2 else deck[deck >= rng.integers(0, 6)][: 4 * int(rng.integers(5, 10))]
+        out.append(tuple(int(x) for x in np.bincount(rng.choice(cards, min(size, len(cards)), replace=False),
+                                                     minlength=15)))
+    return out
+
+
+@pytest.mark.parametrize("slots", [0, 1, 2, 4])
+def test_hand_cost_equals_the_plain_search(slots):
+    """The rank-by-rank hand cost gives the plain search's answer (every order of every chain set)."""
+    hands = _chainy_hands(np.random.default_rng(slots), 3000)
+    assert [hand_cost(h, slots) for h in hands] == [reference_hand_cost(h, slots) for h in hands]
+    assert max(hand_cost(h, slots) for h in hands) >= 5
+
+
+def test_batched_hand_costs_equal_the_plain_search():
+    """The run-by-run min-plus sum over a whole batch gives the plain search's answer, cold and warm."""
+    hands = _chainy_hands(np.random.default_rng(7), 4000)
+    want = [reference_hand_cost(h) for h in hands]
+    clear_caches()
+    assert batch_hand_costs(np.array(hands)).tolist() == want
+    assert hand_costs(hand_codes(np.array(hands)[::-1])).tolist() == want[::-1]
