@@ -116,6 +116,51 @@ def format_rows(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def plot(rows: list[dict], path: str, title: str) -> None:
+    """WP against the budget's worlds, one line per inference mode, 95% intervals as error bars."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 3.6), dpi=120)
+    for inference, marker in (("moves", "o"), ("none", "s")):
+        mine = [r for r in rows if r["inference"] == inference and "strength" in r]
+        if mine:
+            x = [r["latency"]["median_s"] for r in mine]
+            wp = np.array([r["strength"]["wp_all"] for r in mine])
+            ax.errorbar(x, wp[:, 0], yerr=wp[:, 1], marker=marker, capsize=3,
+                        label={"moves": "inferred worlds", "none": "uniform worlds"}[inference])
+            for xi, yi, r in zip(x, wp[:, 0], mine, strict=True):
+                ax.annotate(r["budget"], (xi, yi), textcoords="offset points", xytext=(4, -10), fontsize=7)
+    ax.axhline(0.5, color="grey", lw=0.8, ls=":")
+    ax.set_xscale("log")
+    ax.set_xlabel("median seconds per decision (one thread)")
+    ax.set_ylabel("WP")
+    ax.set_title(title, fontsize=9)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
+def _merge(args) -> dict:
+    """The rows of earlier runs as one table, JSON and plot."""
+    runs = []
+    for path in args.merge:
+        with open(path) as f:
+            runs.append(json.load(f))
+    out = {**runs[0], "rows": [row for run in runs for row in run["rows"]]}
+    print(format_rows(out["rows"]))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(out, f, indent=2)
+    if args.plot:
+        mode = "with bidding" if out["bidding"] else "fixed landlord"
+        plot(out["rows"], args.plot, f"search:{out['base']} against {out['opponent']}, {mode}")
+    return out
+
+
 def main(argv=None) -> dict:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--base", default="rule", help="base agent spec (default rule)")
@@ -131,7 +176,12 @@ def main(argv=None) -> dict:
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--seed", type=int, default=2027)
     p.add_argument("--json", help="write the figures to this JSON file")
+    p.add_argument("--plot", help="draw WP against the cost per decision to this PNG file")
+    p.add_argument("--merge", nargs="+", metavar="JSON", help="play nothing: the rows of these earlier "
+                   "--json files, as one table (and --json / --plot)")
     args = p.parse_args(argv)
+    if args.merge:
+        return _merge(args)
     one_thread()
     rules = Rules.preset(args.rules)
     rules = rules if args.bidding else dataclasses.replace(rules, bidding=False)
@@ -153,6 +203,10 @@ def main(argv=None) -> dict:
         with open(args.json, "w") as f:
             json.dump(out, f, indent=2)
         print(f"figures: {args.json}")
+    if args.plot:
+        mode = "with bidding" if args.bidding else "fixed landlord"
+        plot(rows, args.plot, f"search:{args.base} against {args.opponent}, {mode}, {args.deals} deals")
+        print(f"plot: {args.plot}")
     return out
 
 

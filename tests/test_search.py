@@ -329,3 +329,19 @@ def test_at_the_terminal_table():
     assert isinstance(agents[1], SearchAgent) and names[1].startswith("search:rule")
     with pytest.raises(ValueError, match="unknown search option"):
         make_opponents(["search:rule,depth=1", "rule"], DOUZERO, seat=0, seed=1)
+
+
+def test_the_budget_benchmark_runs_end_to_end(tmp_path):
+    """benchmarks.search: a match and the timing per budget, its table, JSON, merge and plot."""
+    from benchmarks.search import main
+
+    pytest.importorskip("matplotlib")
+    out = main(["--budgets", "2x3x4", "--inference", "moves", "none", "--deals", "3", "--workers", "1",
+                "--positions", "3", "--json", str(tmp_path / "a.json")])
+    assert [r["inference"] for r in out["rows"]] == ["moves", "none"]
+    row = out["rows"][0]
+    assert row["spec"] == "search:rule,worlds=2,candidates=3,samples=4,inference=moves"
+    assert 0 <= row["strength"]["wp_all"][0] <= 1 and row["latency"]["median_s"] > 0
+    merged = main(["--merge", str(tmp_path / "a.json"), str(tmp_path / "a.json"),
+                   "--plot", str(tmp_path / "s.png")])
+    assert len(merged["rows"]) == 4 and (tmp_path / "s.png").stat().st_size > 1000
