@@ -30,7 +30,9 @@ played there; the worlds with the fewest disagreements are kept (ties in
 sampling order, so uniformly). Against a player the rollout policy models
 well this removes most impossible worlds, the inference that made DeltaDou
 strong (Jiang et al., IJCAI 2019).
-``inference="none"`` keeps the first W samples (uniform worlds).
+``inference="all"`` replays each world from its deal instead and checks the
+other seats' bids and doublings too. ``inference="none"`` keeps the first W
+samples (uniform worlds).
 
 **Candidates.** All legal moves when there are at most ``candidates``;
 otherwise the base agent's choice, ``pass`` where legal, and the best of the
@@ -67,14 +69,14 @@ import numpy as np
 
 from doudizhu_env import engine
 from doudizhu_env.actions import BID0, NO_DOUBLE, PASS, action_table
-from doudizhu_env.cards import DECK_COUNTS, NUM_RANKS
-from doudizhu_env.engine import PLAY, role_of
+from doudizhu_env.cards import DECK_COUNTS, NUM_RANKS, format_hand
+from doudizhu_env.engine import PLAY, Deal, role_of
 from doudizhu_env.observation import cards_left, seat_view
 
 from .arena import play_games
 from .base import Agent
 
-INFERENCE_MODES = ("moves", "none")
+INFERENCE_MODES = ("moves", "all", "none")
 OBJECTIVES = ("adp", "wp")
 
 
@@ -93,7 +95,8 @@ class SearchConfig:
     samples: int = 64
     """Worlds sampled before inference keeps the ``worlds`` most consistent ones (``samples``, >= worlds)."""
     inference: str = "moves"
-    """``moves``: keep the worlds whose history the rollout policy reproduces best; ``none``: uniform."""
+    """``moves``: keep the worlds whose play the rollout policy reproduces best; ``all``: their bids and
+    doublings too; ``none``: uniform worlds."""
     inference_moves: int = 0
     """How many of the other seats' latest play decisions inference checks (0: all of them)."""
     objective: str = "adp"
@@ -216,6 +219,17 @@ def opening_states(worlds: engine.State) -> tuple[engine.State, np.ndarray]:
     return opening, first.astype(np.int64)
 
 
+def dealt_states(worlds: engine.State) -> engine.State:
+    """Each world as it was dealt (before the first bid; with a fixed landlord, before doubling)."""
+    n = worlds.num_games
+    hands = worlds.hands.astype(np.int64) + worlds.played
+    lord = worlds.landlord.astype(np.int64)
+    hands[np.arange(n), lord] -= worlds.hole
+    deals = [Deal(tuple(format_hand(h) for h in hands[i]), format_hand(worlds.hole[i]),
+                  int(worlds.first_bidder[i]), int(lord[i])) for i in range(n)]
+    return engine.reset(0, n, worlds.rules, deals=deals)
+
+
 def _checked_moves(worlds: engine.State, first: np.ndarray, seat: np.ndarray, last: int) -> np.ndarray:
     """``(M, H)`` bool: history entries inference checks (other seats' play moves; the latest ``last``)."""
     h = np.arange(worlds.history.shape[1])[None, :]
@@ -227,20 +241,25 @@ def _checked_moves(worlds: engine.State, first: np.ndarray, seat: np.ndarray, la
 
 
 def replay_mismatches(worlds: engine.State, seat: np.ndarray, policies: Sequence[Agent],
-                      last: int = 0) -> np.ndarray:
-    """``(M,)`` how many of the other seats' past play moves the rollout policies would not have made.
+                      last: int = 0, start: str = "play") -> np.ndarray:
+    """``(M,)`` how many of the other seats' past moves the rollout policies would not have made.
 
     ``worlds`` are full states (every hand set), ``seat`` the searching seat of each,
-    ``policies`` the agent of each role. Every world is replayed from its opening with the
-    engine; the replay of a world is exactly its history, so it ends in the world itself.
+    ``policies`` the agent of each (final) role. Every world is replayed with the engine from
+    the start of its play phase (``start="play"``: play moves are checked) or from its deal
+    (``"deal"``: bids and doublings too); the replay of a world is exactly its history, so
+    it ends in the world itself.
     """
-    state, first = opening_states(worlds)
+    if start == "deal":
+        state, first = dealt_states(worlds), np.zeros(worlds.num_games, np.int64)
+    else:
+        state, first = opening_states(worlds)
     checked = _checked_moves(worlds, first, seat, last)
     moves = worlds.history_len.astype(np.int64) - first
     order = np.argsort(-moves, kind="stable")  # longest first: the live games are always a prefix
     state = engine.take(state, order)
     moves, first, checked = moves[order], first[order], checked[order]
-    history = worlds.history[order].astype(np.int64)
+    history, landlord = worlds.history[order].astype(np.int64), worlds.landlord[order]
     wrong = np.zeros(len(order), np.int64)
     for t in range(int(moves.max()) if len(moves) else 0):
         live = int((moves > t).sum())
@@ -250,16 +269,18 @@ def replay_mismatches(worlds: engine.State, seat: np.ndarray, policies: Sequence
         actual = history[rows, first[:live] + t]
         ask = np.flatnonzero(checked[rows, first[:live] + t])
         if len(ask):
-            wrong[ask] += _policy_actions(state, ask, policies) != actual[ask]
+            wrong[ask] += _policy_actions(state, ask, policies, landlord[ask]) != actual[ask]
         state = engine.step(state, actual, check=False)
     out = np.empty_like(wrong)
     out[order] = wrong
     return out
 
 
-def _policy_actions(state: engine.State, games: np.ndarray, policies: Sequence[Agent]) -> np.ndarray:
-    """What each game's acting seat would play under the policy of its role (games ``games``)."""
-    role = role_of(state.to_act[games], state.landlord[games])
+def _policy_actions(state: engine.State, games: np.ndarray, policies: Sequence[Agent],
+                    landlord: np.ndarray) -> np.ndarray:
+    """What the acting seat of games ``games`` would play under the policy of its role (given the
+    games' ``landlord``: during bidding, the seat the bidding made landlord)."""
+    role = role_of(state.to_act[games], landlord)
     out = np.zeros(len(games), np.int64)
     for agent in _distinct(policies):
         pick = np.flatnonzero(np.isin(role, [r for r in range(3) if policies[r] is agent]))
@@ -410,7 +431,7 @@ class SearchAgent(Agent):
     def _worlds(self, view: engine.State) -> np.ndarray:
         """``(N, worlds, 3, 15)``: sampled worlds, the most consistent with the other seats' moves first."""
         cfg = self.config
-        sampled = cfg.samples if cfg.inference == "moves" else cfg.worlds
+        sampled = cfg.samples if cfg.inference != "none" else cfg.worlds
         hands = sample_worlds(view, sampled, self.rng)
         if cfg.inference == "none":
             return hands
@@ -418,7 +439,8 @@ class SearchAgent(Agent):
         rows = np.repeat(np.arange(n), sampled)
         worlds = with_hands(view, rows, hands.reshape(n * sampled, 3, NUM_RANKS))
         wrong = replay_mismatches(worlds, view.to_act.astype(np.int64)[rows], self.policies,
-                                  cfg.inference_moves).reshape(n, sampled)
+                                  cfg.inference_moves, "deal" if cfg.inference == "all" else "play")
+        wrong = wrong.reshape(n, sampled)
         keep = np.argsort(wrong, axis=1, kind="stable")[:, : cfg.worlds]
         return np.take_along_axis(hands, keep[:, :, None, None], axis=1)
 

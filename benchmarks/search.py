@@ -45,7 +45,7 @@ def parse_budget(text: str) -> tuple[int, int, int]:
 
 def spec_of(base: str, budget: tuple[int, int, int], inference: str, rollout: str | None) -> str:
     worlds, cands, samples = budget
-    samples = samples if inference == "moves" else worlds
+    samples = samples if inference != "none" else worlds
     spec = f"search:{base},worlds={worlds},candidates={cands},samples={samples},inference={inference}"
     return spec + (f",rollout={rollout}" if rollout else "")
 
@@ -124,13 +124,15 @@ def plot(rows: list[dict], path: str, title: str) -> None:
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(6, 3.6), dpi=120)
-    for inference, marker in (("moves", "o"), ("none", "s")):
+    labels = {"moves": "inferred worlds (play)", "all": "inferred worlds (bids, doubles, play)",
+              "none": "uniform worlds"}
+    for inference, marker in (("moves", "o"), ("all", "^"), ("none", "s")):
         mine = [r for r in rows if r["inference"] == inference and "strength" in r]
         if mine:
             x = [r["latency"]["median_s"] for r in mine]
             wp = np.array([r["strength"]["wp_all"] for r in mine])
             ax.errorbar(x, wp[:, 0], yerr=wp[:, 1], marker=marker, capsize=3,
-                        label={"moves": "inferred worlds", "none": "uniform worlds"}[inference])
+                        label=labels[inference])
             for xi, yi, r in zip(x, wp[:, 0], mine, strict=True):
                 ax.annotate(r["budget"], (xi, yi), textcoords="offset points", xytext=(4, -10), fontsize=7)
     ax.axhline(0.5, color="grey", lw=0.8, ls=":")
@@ -167,7 +169,8 @@ def main(argv=None) -> dict:
     p.add_argument("--rollout", help="rollout agent spec (default: the base)")
     p.add_argument("--opponent", default="rule")
     p.add_argument("--budgets", nargs="+", type=parse_budget, default=[(16, 8, 64)])
-    p.add_argument("--inference", nargs="+", choices=("moves", "none"), default=["moves", "none"])
+    p.add_argument("--inference", nargs="+", choices=("moves", "all", "none"),
+                   default=["moves", "none"])
     p.add_argument("--deals", type=int, default=500)
     p.add_argument("--bidding", action="store_true", help="with bidding (default: fixed landlord)")
     p.add_argument("--rules", default="standard")

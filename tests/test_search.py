@@ -17,6 +17,7 @@ from agents.search import (
     SearchAgent,
     SearchConfig,
     choose_candidates,
+    dealt_states,
     hidden_cards,
     opening_states,
     parse_spec,
@@ -113,6 +114,40 @@ def test_the_true_world_replays_with_no_mismatch(rules):
     for state in play_positions(rules, seed=11, num_games=32, agents=[rule] * 3, every=7):
         wrong = replay_mismatches(state, state.to_act.astype(np.int64), [rule] * 3)
         assert not wrong.any()
+
+
+@pytest.mark.parametrize("rules", [STANDARD, dataclasses.replace(STANDARD, bidding=False), DOUZERO],
+                         ids=["bidding", "fixed-landlord", "douzero"])
+def test_the_true_world_replays_from_its_deal_with_no_mismatch(rules):
+    """From the deal: the rule agent's bids, doublings and plays are all reproduced on the real hands."""
+    rule = RuleAgent()
+    checked = 0
+    for state in play_positions(rules, seed=15, num_games=24, agents=[rule] * 3, every=5):
+        wrong = replay_mismatches(state, state.to_act.astype(np.int64), [rule] * 3, start="deal")
+        assert not wrong.any()
+        dealt = dealt_states(state)
+        assert np.array_equal(dealt.hands.astype(np.int64).sum(axis=(1, 2)),
+                              np.full(state.num_games, 51 if rules.bidding else 54))
+        checked += state.num_games
+    assert checked > 50
+
+
+def test_inference_over_bids_sees_a_strong_bidder():
+    """A seat that bid 3 holds a strong hand: worlds kept by inference=all give it more control cards
+    than uniform worlds do."""
+    rule = RuleAgent()
+    first = engine.reset(np.random.default_rng(16), 300, STANDARD)
+    while np.any((first.phase != PLAY) & ~first.done) or np.any(first.history_len[~first.done] <= 3):
+        first = engine.step(first, rule.act(first))  # to the first farmer's first play decision
+    bid3 = np.flatnonzero((first.bids.max(axis=1) == 3) & (first.to_act != first.landlord) & ~first.done)
+    assert len(bid3) >= 5
+    view = engine.take(seat_view(first), bid3)
+    lord = view.landlord.astype(np.int64)
+    control = slice(12, 15)  # 2s and jokers
+    kept = SearchAgent(rule, SearchConfig(worlds=8, samples=64, inference="all"), seed=0)._worlds(view)
+    uniform = SearchAgent(rule, SearchConfig(worlds=8, samples=64, inference="none"), seed=0)._worlds(view)
+    rows = np.arange(len(bid3))
+    assert kept[rows, :, lord, control].sum() > uniform[rows, :, lord, control].sum()
 
 
 def test_the_opening_is_the_start_of_the_play_phase():
