@@ -122,12 +122,14 @@ def plot(rows: list[dict], path: str, title: str) -> None:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    import matplotlib.ticker
 
     fig, ax = plt.subplots(figsize=(6, 3.6), dpi=120)
     labels = {"moves": "inferred worlds (play)", "all": "inferred worlds (bids, doubles, play)",
               "none": "uniform worlds"}
     for inference, marker in (("moves", "o"), ("all", "^"), ("none", "s")):
-        mine = [r for r in rows if r["inference"] == inference and "strength" in r]
+        mine = sorted((r for r in rows if r["inference"] == inference and "strength" in r),
+                      key=lambda r: r["latency"]["median_s"])
         if mine:
             x = [r["latency"]["median_s"] for r in mine]
             wp = np.array([r["strength"]["wp_all"] for r in mine])
@@ -137,6 +139,8 @@ def plot(rows: list[dict], path: str, title: str) -> None:
                 ax.annotate(r["budget"], (xi, yi), textcoords="offset points", xytext=(4, -10), fontsize=7)
     ax.axhline(0.5, color="grey", lw=0.8, ls=":")
     ax.set_xscale("log")
+    ax.xaxis.set_major_formatter(matplotlib.ticker.FormatStrFormatter("%.2f"))
+    ax.xaxis.set_minor_formatter(matplotlib.ticker.FormatStrFormatter("%.2f"))
     ax.set_xlabel("median seconds per decision (one thread)")
     ax.set_ylabel("WP")
     ax.set_title(title, fontsize=9)
