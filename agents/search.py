@@ -398,9 +398,10 @@ class SearchAgent(Agent):
         seg = np.repeat(np.arange(view.num_games), np.diff(offsets))
         own = view.hands[seg, view.to_act[seg]].sum(axis=1)
         out_ids = np.flatnonzero(action_table(view.rules).num_cards[ids] == own)
+        winners, first = np.unique(seg[out_ids], return_index=True)
+        out[winners] = ids[out_ids[first]]  # a certain win is taken (the first such move)
         going_out = np.zeros(view.num_games, bool)
-        going_out[seg[out_ids]] = True
-        out[seg[out_ids[::-1]]] = ids[out_ids[::-1]]  # a certain win is taken (the first such move)
+        going_out[winners] = True
         games = np.flatnonzero((view.phase == PLAY) & (np.diff(offsets) > 1) & ~going_out)
         if len(games):
             out[games] = self._search(engine.take(view, games), chosen[games])
