@@ -186,6 +186,15 @@ def _chain_cost(ranks: tuple, surplus: int) -> int:
     if x == 0:
         return _chain_cost(rest, surplus)
     best = _chain_cost(rest, surplus + (x <= 2) - (x == 3)) + (x >= 3)  # no chain starts here
+    for left, shift in _chains_from_first(ranks):
+        best = min(best, 1 + _chain_cost(left, surplus + shift))
+    return best
+
+
+def _chains_from_first(ranks: tuple):
+    """Every chain that starts at the first of ``ranks``: the ranks it leaves, and its change of the
+    surplus (a plane of k triples takes k kickers: -k)."""
+    x = ranks[0]
     for unit, min_len in _CHAINS:
         if x < unit:
             continue
@@ -193,9 +202,7 @@ def _chain_cost(ranks: tuple, surplus: int) -> int:
         while end < len(ranks) and ranks[end] >= unit:
             end += 1
         for k in range(min_len, end + 1):  # a chain over ranks[0:k]
-            left = tuple(v - unit for v in ranks[:k]) + ranks[k:]
-            best = min(best, 1 + _chain_cost(left, surplus - k if unit == 3 else surplus))
-    return best
+            yield tuple(v - unit for v in ranks[:k]) + ranks[k:], -k if unit == 3 else 0
 
 
 # Batched: the chainable ranks split at their empty ranks into runs (no chain crosses an empty
@@ -220,15 +227,8 @@ def _run_frontier(run: tuple) -> tuple:
     if x == 0:
         return _run_frontier(rest)
     _relax(out, _run_frontier(rest), (x <= 2) - (x == 3), int(x >= 3))  # no chain starts here
-    for unit, min_len in _CHAINS:
-        if x < unit:
-            continue
-        end = 1
-        while end < len(run) and run[end] >= unit:
-            end += 1
-        for k in range(min_len, end + 1):  # a chain over run[0:k]
-            left = tuple(v - unit for v in run[:k]) + run[k:]
-            _relax(out, _run_frontier(left), -k if unit == 3 else 0, 1)
+    for left, shift in _chains_from_first(run):
+        _relax(out, _run_frontier(left), shift, 1)
     return tuple(out)
 
 

@@ -36,7 +36,6 @@ the machine's load falls on them alike. Run::
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import resource
 import statistics
@@ -44,6 +43,7 @@ import time
 
 import numpy as np
 
+from benchmarks import check_output, write_json
 from benchmarks.engine import interleaved, measure_peer
 from doudizhu_env.gym_env import MASKS, DouDizhuEnv, DouDizhuVectorEnv, RandomPolicy
 from doudizhu_env.legal import sample_bits
@@ -212,6 +212,7 @@ def main(argv=None) -> dict:
     parser.add_argument("--no-peers", action="store_true", help="skip rlcard")
     parser.add_argument("--json", help="write the figures as JSON to this path")
     args = parser.parse_args(argv)
+    check_output(parser, args.json)
     secs, reps = args.seconds, args.repeats
 
     result = {"workload": "random legal actions, full hands, standard rules", "cpu_count": os.cpu_count()}
@@ -241,8 +242,7 @@ def main(argv=None) -> dict:
         print(f"    {b:>6}{cells}", flush=True)
     result["max_rss_bytes"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump(result, f, indent=2)
+        write_json(args.json, result)
     return result
 
 

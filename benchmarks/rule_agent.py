@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import os
 import statistics
 import time
@@ -30,6 +29,7 @@ import time
 import numpy as np
 
 from agents.rule import ReferenceRuleAgent, RuleAgent, clear_caches
+from benchmarks import check_output, write_json
 from doudizhu_env import engine
 from doudizhu_env.observation import seat_view
 
@@ -127,6 +127,7 @@ def main(argv=None) -> dict:
     parser.add_argument("--seed", type=int, default=0, help="seed of the games (default 0)")
     parser.add_argument("--json", help="write the table as JSON to this path")
     args = parser.parse_args(argv)
+    check_output(parser, args.json)
 
     pool = positions(args.games, args.positions, args.seed)
     play_share = float(np.mean(pool.phase == engine.PLAY))
@@ -140,8 +141,7 @@ def main(argv=None) -> dict:
               "play_share": play_share, "cold": args.cold, "repeats": args.repeats, "differ": differ,
               "rows": rows, "cpu_count": os.cpu_count()}
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump(result, f, indent=2)
+        write_json(args.json, result)
     return result
 
 

@@ -26,6 +26,7 @@ import numpy as np
 from agents.arena import REPORT_ROLES, one_thread, run_arena
 from agents.registry import make_agent
 from agents.rule import RuleAgent
+from benchmarks import check_output, write_json
 from doudizhu_env import engine
 from doudizhu_env.actions import action_table
 from doudizhu_env.engine import PLAY, ROLE_NAMES
@@ -159,8 +160,7 @@ def _merge(args) -> dict:
     out = {**runs[0], "rows": [row for run in runs for row in run["rows"]]}
     print(format_rows(out["rows"]))
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump(out, f, indent=2)
+        write_json(args.json, out)
     if args.plot:
         mode = "with bidding" if out["bidding"] else "fixed landlord"
         plot(out["rows"], args.plot, f"search:{out['base']} against {out['opponent']}, {mode}")
@@ -187,6 +187,8 @@ def main(argv=None) -> dict:
     p.add_argument("--merge", nargs="+", metavar="JSON", help="play nothing: the rows of these earlier "
                    "--json files, as one table (and --json / --plot)")
     args = p.parse_args(argv)
+    check_output(p, args.json)
+    check_output(p, args.plot)
     if args.merge:
         return _merge(args)
     one_thread()
@@ -207,8 +209,7 @@ def main(argv=None) -> dict:
     out = {"base": args.base, "rollout": args.rollout, "opponent": args.opponent, "deals": args.deals,
            "bidding": args.bidding, "seed": args.seed, "rows": rows}
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump(out, f, indent=2)
+        write_json(args.json, out)
         print(f"figures: {args.json}")
     if args.plot:
         mode = "with bidding" if args.bidding else "fixed landlord"
