@@ -17,7 +17,7 @@ Specs:
   sampled worlds with ``BASE`` (any spec above but another search) deciding bidding and doubling,
   naming the candidates and playing the rollouts; options ``rollout=SPEC`` (or ``SPEC/SPEC/SPEC``
   by role: landlord, landlord_down, landlord_up), ``worlds``, ``candidates``, ``samples``,
-  ``inference`` (``moves`` or ``none``), ``inference_moves``, ``objective`` (``adp`` or ``wp``),
+  ``inference`` (``moves``, ``all`` or ``none``), ``inference_moves``, ``objective`` (``adp`` or ``wp``),
   ``time`` (seconds per decision); see ``docs/search.md``
 - ``sb3:PATH``: an sb3-contrib ``MaskablePPO`` saved with ``model.save(PATH)``, played greedily
   through :mod:`agents.sb3_adapter` (extra ``rl``)

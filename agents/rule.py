@@ -373,8 +373,10 @@ class CodeCache:
     entries the old ones are dropped.
     """
 
-    def __init__(self, compute, dtype, limit: int = 2_000_000, merge_min: int = 4096):
+    def __init__(self, compute, dtype, limit: int = 2_000_000, merge_min: int = 4096, batch: bool = False):
         self.compute, self.dtype, self.limit, self.merge_min = compute, dtype, limit, merge_min
+        self.batch = batch
+        """``compute`` takes a ``(K, 15)`` array of hands and returns their K values at once."""
         self.clear()
 
     def clear(self) -> None:
@@ -404,6 +406,8 @@ class CodeCache:
 
     def _slow(self, codes: list) -> np.ndarray:
         """Values of codes not in the sorted arrays: from the dict, or computed into it."""
+        if self.batch:
+            return self._slow_batch(codes)
         recent, values = self.recent, []
         for code in codes:
             value = recent.get(code)
@@ -413,6 +417,19 @@ class CodeCache:
         if len(recent) >= max(self.merge_min, len(self.codes) // 4):
             self._merge()
         return np.asarray(values, dtype=self.dtype)
+
+    def _slow_batch(self, codes: list) -> np.ndarray:
+        """:meth:`_slow` with one call of a batch ``compute`` for every code in neither place."""
+        recent = self.recent
+        values = np.array([recent.get(c, -1) for c in codes], dtype=self.dtype)
+        missing = [k for k, c in enumerate(codes) if c not in recent]
+        if missing:
+            new = np.asarray(codes, dtype=np.int64)[missing]
+            values[missing] = self.compute(new[:, None] // _POW5[None, :] % 5)
+            recent.update(zip(new.tolist(), values[missing].tolist(), strict=True))
+        if len(recent) >= max(self.merge_min, len(self.codes) // 4):
+            self._merge()
+        return values
 
     def _merge(self) -> None:
         """Move the dict's entries into the sorted arrays (dropping the old ones past ``limit``)."""
@@ -427,6 +444,7 @@ class CodeCache:
 
 
 #: The module-level caches of :func:`hand_costs` and :func:`hand_strengths`.
+_COSTS = CodeCache(batch_hand_costs, np.int64, batch=True)
 _STRENGTHS = CodeCache(hand_strength, np.float64)
 
 
@@ -435,15 +453,13 @@ def clear_caches() -> None:
     _chain_cost.cache_clear()
     _run_frontier.cache_clear()
     _FRONTIERS.clear()
+    _COSTS.clear()
     _STRENGTHS.clear()
 
 
 def hand_costs(codes) -> np.ndarray:
     """:func:`hand_cost` (no free kicker slots) of each hand given by its code (:func:`hand_codes`)."""
-    codes = np.asarray(codes, dtype=np.int64)
-    unique, inverse = np.unique(codes.ravel(), return_inverse=True)
-    counts = unique[:, None] // _POW5[None, :] % 5
-    return batch_hand_costs(counts)[inverse.ravel()].reshape(codes.shape)
+    return _COSTS(codes)
 
 
 def hand_strengths(codes) -> np.ndarray:
