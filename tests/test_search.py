@@ -238,6 +238,7 @@ def _swap_hidden(state: engine.State, rng) -> engine.State:
 
 
 @pytest.mark.parametrize("spec", ["search:rule,worlds=3,samples=6,candidates=4",
+                                  "search:rule,worlds=3,samples=6,candidates=4,inference=all",
                                   "search:rule,worlds=3,candidates=4,inference=none"])
 def test_no_peeking(spec):
     """Full state, seat view, and a state with other hidden hands: the same decisions."""
