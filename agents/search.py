@@ -77,6 +77,9 @@ from .arena import play_games
 from .base import Agent
 
 INFERENCE_MODES = ("moves", "all", "none")
+#: Most games the agent steps in one batch (rollouts of the decisions searched together, plus their
+#: sampled worlds): decisions beyond it are searched in turn, so memory stays bounded (~100 MB).
+MAX_BATCH = 65_536
 OBJECTIVES = ("adp", "wp")
 
 
@@ -113,6 +116,9 @@ class SearchConfig:
                 or self.inference_moves < 0:
             raise SearchConfigError(f"search option inference_moves must be an integer >= 0, "
                                     f"got {self.inference_moves!r}")
+        if self.worlds * self.candidates > MAX_BATCH:
+            raise SearchConfigError(f"worlds x candidates is {self.worlds * self.candidates:,} rollouts a "
+                                    f"decision; at most {MAX_BATCH:,} are allowed")
         if self.samples < self.worlds:
             raise SearchConfigError(f"search option samples ({self.samples}) must be at least worlds "
                                     f"({self.worlds}): inference keeps worlds out of samples")
@@ -404,7 +410,11 @@ class SearchAgent(Agent):
         going_out[winners] = True
         games = np.flatnonzero((view.phase == PLAY) & (np.diff(offsets) > 1) & ~going_out)
         if len(games):
-            out[games] = self._search(engine.take(view, games), chosen[games])
+            per_game = self.config.worlds * self.config.candidates + self.config.samples
+            step = max(1, MAX_BATCH // per_game)  # games searched together: at most MAX_BATCH at a time
+            for k in range(0, len(games), step):
+                part = games[k : k + step]
+                out[part] = self._search(engine.take(view, part), chosen[part])
         return out
 
     def _search(self, view: engine.State, chosen: np.ndarray) -> np.ndarray:

@@ -282,6 +282,27 @@ def test_search_over_a_dmc_agent():
     assert engine.is_legal(state, out).all()
 
 
+def test_large_batches_are_searched_in_parts(monkeypatch):
+    """Decisions beyond MAX_BATCH games of rollouts and worlds are searched in turn (here one by one)."""
+    import agents.search as search
+
+    states = play_positions(DOUZERO, seed=17, num_games=12, agents=[RuleAgent()] * 3, every=9)
+    state = states[len(states) // 2]
+    monkeypatch.setattr(search, "MAX_BATCH", 10)
+    agent = make_agent("search:rule,worlds=2,samples=4,candidates=3", DOUZERO, seed=2)
+    sizes = []
+    original = SearchAgent._search
+
+    def recording(self, view, chosen):
+        sizes.append(view.num_games)
+        return original(self, view, chosen)
+
+    monkeypatch.setattr(SearchAgent, "_search", recording)
+    out = agent.act(state)
+    assert engine.is_legal(state, out).all()
+    assert sizes and set(sizes) == {1} and len(sizes) == agent.searched
+
+
 def test_time_limit_bounds_the_rounds():
     budget = SearchConfig(worlds=16, samples=16, candidates=4, time_limit=1e-4)
     agent = SearchAgent(RuleAgent(), budget, seed=0)
@@ -301,6 +322,7 @@ def test_time_limit_bounds_the_rounds():
     ("search:rule,worlds=many", "worlds must be an integer"),
     ("search:rule,worlds=0", "worlds must be an integer in 1..4096"),
     ("search:rule,worlds=32,samples=8", "must be at least worlds"),
+    ("search:rule,worlds=4096,candidates=4096,samples=4096", "at most 65,536 are allowed"),
     ("search:rule,inference=bayes", "inference must be one of"),
     ("search:rule,objective=elo", "objective must be one of"),
     ("search:rule,time=-1", "time must be a number of seconds"),
