@@ -210,9 +210,12 @@ class DMCAgent(Agent):
     @torch.no_grad()
     def action_values(self, state: engine.State, ids: np.ndarray, offsets: np.ndarray) -> np.ndarray:
         """Q-values of the flat actions ``ids`` (game ``i``'s are ``ids[offsets[i]:offsets[i + 1]]``)."""
-        seg = np.repeat(np.arange(state.num_games), np.diff(offsets))
-        pos = positions(state)
-        q = self.model.q_values(torch.from_numpy(observe(state)), pos, ids, seg).numpy()
+        return self._q(observe(state), positions(state), ids, offsets)
+
+    def _q(self, obs: np.ndarray, pos: np.ndarray, ids: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+        """Q-values of the flat actions ``ids`` of the state rows ``obs`` (finite, or an error)."""
+        seg = np.repeat(np.arange(len(obs)), np.diff(offsets))
+        q = self.model.q_values(torch.from_numpy(obs), pos, ids, seg).numpy()
         if not np.isfinite(q).all():
             raise_non_finite(q, pos[seg])
         return q
@@ -230,10 +233,7 @@ class DMCAgent(Agent):
         actions = np.zeros(state.num_games, dtype=np.int64)
         live = np.flatnonzero(np.diff(offsets) > 0)
         if len(live):
-            seg = np.repeat(np.arange(state.num_games), np.diff(offsets))
-            q = self.model.q_values(torch.from_numpy(obs), pos, ids, seg).numpy()
-            if not np.isfinite(q).all():
-                raise_non_finite(q, pos[seg])
+            q = self._q(obs, pos, ids, offsets)
             live_offsets = np.concatenate([offsets[live], [offsets[-1]]])
             actions[live] = ids[segment_argmax(q, live_offsets)]
             eps = np.where(pos == 0, self.epsilon if self.bidding_epsilon is None else self.bidding_epsilon,

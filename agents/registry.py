@@ -91,7 +91,7 @@ def _search_agent(spec: str, rules: Rules | None, rng: np.random.Generator) -> A
     from .search import SearchAgent, SearchConfigError, parse_spec
 
     base_spec, rollout_spec, config = parse_spec(spec)
-    if base_spec.startswith("search:") or (rollout_spec or "").find("search:") >= 0:
+    if base_spec.startswith("search:") or "search:" in (rollout_spec or ""):
         raise SearchConfigError(f"{spec!r}: a search agent's base and rollouts cannot be search agents")
     seeds = rng.integers(0, 2**63 - 1, 5)
     base = make_agent(base_spec, rules, seeds[0])

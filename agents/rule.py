@@ -43,7 +43,7 @@ frontiers, in numpy over every hand. Hands are packed into one int64 each
 (base-5 digits over the 15 ranks, :func:`hand_codes`; the code of a hand after a
 play is the hand's code minus the play's). Bids and doubles take
 :func:`hand_strength` per unique hand, cached by code in a :class:`CodeCache`
-(:func:`hand_strengths`). :func:`hand_cost` (one hand, rank by rank) and
+(:func:`hand_strengths`). :func:`hand_cost` (one hand, the same computation) and
 :func:`reference_hand_cost` (the plain search over every order of chains) give
 the same answers; the tests hold all three together.
 
@@ -157,38 +157,15 @@ def hand_cost(c: tuple, slots: int = 0) -> int:
     """The fewest plays ``c`` (15 rank counts) splits into; ``slots`` free kickers from planes.
 
     A split is a set of chains (3..A) and the flat cost of the rest (:func:`_flat_cost`),
-    which is ``bombs + rocket + triples + max(0, singles + pairs - triples - slots)``. The
-    ranks are taken from low to high: at each rank either a chain starts there, or no
-    more chain touches it and its cards join the flat part. So every set of chains is met
-    once (not once per order, as in :func:`reference_hand_cost`), and what a flat part adds
-    is carried as one number, the surplus ``singles + pairs - triples - slots`` so far.
+    which is ``bombs + rocket + triples + max(0, singles + pairs - triples - slots)``;
+    :func:`batch_hand_costs` finds the best one (this is its one-hand form, cached).
     """
-    c = tuple(int(x) for x in c)
-    base, surplus = 0, -slots
-    two = c[TWO]
-    if two in (1, 2):
-        surplus += 1
-    elif two >= 3:
-        base, surplus = 1, surplus - (two == 3)
-    if c[SMALL_JOKER] and c[BIG_JOKER]:
-        base += 1
-    else:
-        surplus += c[SMALL_JOKER] + c[BIG_JOKER]
-    return base + _chain_cost(c[: CHAIN_TOP + 1], surplus)
+    return _one_hand_cost(tuple(int(x) for x in c), slots)
 
 
-@functools.lru_cache(maxsize=1_000_000)
-def _chain_cost(ranks: tuple, surplus: int) -> int:
-    """Fewest plays of the chainable ranks ``ranks`` (from the lowest left), given the ``surplus``."""
-    if not ranks:
-        return max(surplus, 0)
-    x, rest = ranks[0], ranks[1:]
-    if x == 0:
-        return _chain_cost(rest, surplus)
-    best = _chain_cost(rest, surplus + (x <= 2) - (x == 3)) + (x >= 3)  # no chain starts here
-    for left, shift in _chains_from_first(ranks):
-        best = min(best, 1 + _chain_cost(left, surplus + shift))
-    return best
+@functools.lru_cache(maxsize=500_000)
+def _one_hand_cost(c: tuple, slots: int) -> int:
+    return int(batch_hand_costs(np.array([c], np.int64), slots)[0])
 
 
 def _chains_from_first(ranks: tuple):
@@ -268,13 +245,19 @@ class _RunFrontiers:
 _FRONTIERS = _RunFrontiers()
 
 
-def batch_hand_costs(counts: np.ndarray) -> np.ndarray:
-    """:func:`hand_cost` (no free kicker slots) of every hand of ``counts`` ``(H, 15)``, with numpy."""
+def batch_hand_costs(counts: np.ndarray, slots: int = 0) -> np.ndarray:
+    """:func:`hand_cost` of every hand of ``counts`` ``(H, 15)`` (``slots`` free kickers each), with numpy.
+
+    The ranks of a run are taken from low to high: at each rank either a chain starts there, or
+    no more chain touches it and its cards join the flat part. So every set of chains is met
+    once (not once per order, as in :func:`reference_hand_cost`), and what the flat part adds is
+    carried as one number, the surplus ``singles + pairs - triples - slots``.
+    """
     c = np.asarray(counts, np.int64).reshape(-1, NUM_RANKS)
     two, jokers = c[:, TWO], c[:, SMALL_JOKER] + c[:, BIG_JOKER]
     rocket = (c[:, SMALL_JOKER] > 0) & (c[:, BIG_JOKER] > 0)
     base = (two >= 3).astype(np.int64) + rocket
-    surplus = ((two == 1) | (two == 2)).astype(np.int64) - (two == 3) + np.where(rocket, 0, jokers)
+    surplus = ((two == 1) | (two == 2)).astype(np.int64) - (two == 3) + np.where(rocket, 0, jokers) - slots
     chain = c[:, :_SPAN]
     start = (chain > 0) & np.concatenate([np.ones((len(c), 1), bool), chain[:, :-1] == 0], axis=1)
     run_id = np.cumsum(start, axis=1) * (chain > 0)  # 1, 2, ... per run; 0 on empty ranks
@@ -450,7 +433,7 @@ _STRENGTHS = CodeCache(hand_strength, np.float64)
 
 def clear_caches() -> None:
     """Empty every cache of hand costs and strengths (:func:`hand_cost`'s and the code caches)."""
-    _chain_cost.cache_clear()
+    _one_hand_cost.cache_clear()
     _run_frontier.cache_clear()
     _FRONTIERS.clear()
     _COSTS.clear()

@@ -316,12 +316,11 @@ def base_scores(base: Agent, view: engine.State, ids: np.ndarray, offsets: np.nd
     """
     if hasattr(base, "action_values"):
         return np.asarray(base.action_values(view, ids, offsets), np.float64)
-    from .rule import hand_cost
+    from .rule import hand_codes, hand_costs
 
     seg = np.repeat(np.arange(view.num_games), np.diff(offsets))
     own = view.hands[seg, view.to_act[seg]].astype(np.int64)
-    rest = own - action_table(view.rules).counts[ids]
-    return -np.array([hand_cost(tuple(int(x) for x in r)) for r in rest], np.float64)
+    return -hand_costs(hand_codes(own - action_table(view.rules).counts[ids])).astype(np.float64)
 
 
 def choose_candidates(view: engine.State, chosen: np.ndarray, scores: np.ndarray, ids: np.ndarray,
