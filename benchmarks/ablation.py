@@ -3,18 +3,22 @@
 Every variant is ``configs/default.yaml`` with a few overrides, trained with
 ``num_actors: 0`` (one actor alternating with the learner in one process, so
 no variant gets more CPU than another from the scheduler) for the same
-minutes and seed, then evaluated against RuleAgent on the same duplicate
-deals, with bidding and with a fixed landlord. A faster variant makes more
-frames in its minutes: that is part of what is measured.
+budget and seed, then evaluated against RuleAgent on the same duplicate
+deals, with a fixed landlord and with bidding. The budget is either
+**minutes** (a faster variant makes more frames: that is part of what is
+measured; needs a quiet machine) or **frames** (``--frames``: what each
+variant learns per frame; with ``num_actors: 0`` the run is deterministic,
+so this one does not depend on the machine's load).
 
 Run (from the repository root)::
 
-    python -m benchmarks.ablation --minutes 6 --deals 500 --json ablation.json
+    python -m benchmarks.ablation --frames 2000000 --deals 2000 --json ablation.json
+    python -m benchmarks.ablation --minutes 6 --deals 2000 --variants default lstm
     python -m benchmarks.ablation --variants old default --minutes 0.5 --deals 50
 
 Prints one row per variant: frames, minutes, and the agent's WP / ADP with
-95% intervals, overall with bidding (and its landlord share), and with a
-fixed landlord overall, as landlord and as farmer.
+95% intervals with a fixed landlord, overall and in each role, and with
+bidding overall, as farmer, and its landlord share.
 """
 
 from __future__ import annotations
@@ -35,21 +39,42 @@ DEFAULT_CONFIG = os.path.join(ROOT, "configs", "default.yaml")
 
 #: Variant name -> overrides of the default config.
 VARIANTS: dict[str, dict] = {
+    "default": {},
+    # the network
+    "lstm": {"model.history": "lstm"},
+    "wide": {"model.hidden": 512, "model.head_hidden": 256},
+    "narrow": {"model.hidden": 128, "model.head_hidden": 64},
+    "deep_head": {"model.head_layers": 3},
+    "douzero_sized": {"model.history": "lstm", "model.hidden": 512, "model.head_hidden": 512,
+                      "model.head_layers": 6},
+    # the learner
+    "batch_256": {"batch_size": 256},
+    "batch_4096": {"batch_size": 4096},
+    "lr_1e-4": {"learning_rate": 1e-4},
+    "lr_1e-3": {"learning_rate": 1e-3},
+    # who the model plays with
+    "rule_opponents": {"opponents": ["rule"], "opponent_share": 0.5},
+    "warm_start": {"warm_start_frames": 1_000_000},
+    "warm_rule_opponents": {"warm_start_frames": 1_000_000, "opponents": ["rule"], "opponent_share": 0.5},
+    # the earlier ablation (objective, fixed-landlord games)
     "old": {"objective": "adp", "fixed_landlord_share": 0.0, "model.history": "lstm"},
     "fixed_share": {"objective": "adp", "model.history": "lstm"},
-    "logadp": {"model.history": "lstm"},
-    "default": {},
-    "deep_head": {"model.head_layers": 3},
+    "logadp": {"model.history": "lstm", "objective": "logadp"},
     "wp": {"objective": "wp"},
 }
+#: The variants run when none are named.
+DEFAULT_VARIANTS = ("default", "lstm", "wide", "narrow", "deep_head", "douzero_sized", "batch_256",
+                    "batch_4096", "lr_1e-4", "lr_1e-3", "rule_opponents", "warm_start", "warm_rule_opponents")
 
 
-def run_variant(name: str, overrides: dict, minutes: float, deals: int, out_dir: str, seed: int) -> dict:
-    """Train one variant for ``minutes`` and evaluate it against RuleAgent on ``deals`` deals."""
+def run_variant(name: str, overrides: dict, minutes: float, deals: int, out_dir: str, seed: int,
+                frames: int = 0) -> dict:
+    """Train one variant for ``minutes`` (or ``frames``, when given) and evaluate it against RuleAgent
+    on ``deals`` deals per mode."""
     cfg = load_config(DEFAULT_CONFIG, {
         "run_name": f"ablation-{name}", "out_dir": out_dir, "seed": seed, "num_actors": 0,
-        "total_frames": 0, "max_minutes": minutes, "eval_deals": 0, "log_seconds": 30,
-        "checkpoint_minutes": 1e6, **overrides,
+        "total_frames": frames, "max_minutes": 0 if frames else minutes, "eval_deals": 0,
+        "log_seconds": 30, "checkpoint_minutes": 1e6, **overrides,
     })
     start = time.monotonic()
     train(cfg)
@@ -64,29 +89,31 @@ def run_variant(name: str, overrides: dict, minutes: float, deals: int, out_dir:
     return row
 
 
+def _pm(fig: dict, key: str, fmt: str = "+.2f") -> str:
+    return f"{fig[key]:{fmt}} ± {fig[key + '_ci']:.2f}" if key in fig else "-"
+
+
 def format_rows(rows: list[dict]) -> str:
     """The ablation table (Markdown)."""
-    head = ("| variant | frames | minutes | bidding WP | bidding ADP | landlord share | "
-            "fixed WP | fixed ADP | ADP as landlord | ADP as farmer |")
+    head = ("| variant | frames | minutes | fixed WP | fixed ADP | landlord | landlord_down | landlord_up | "
+            "bidding ADP | bidding, as farmer | landlord share |")
     lines = [head, "|---" * (head.count("|") - 1) + "|"]
     for r in rows:
-        b, f = r["rule/bidding"], r["rule/fixed_landlord"]
-
-        def pm(fig, key, fmt="+.3f"):
-            return f"{fig[key]:{fmt}} ± {fig[key + '_ci']:.3f}"
-
+        f, b = r["rule/fixed_landlord"], r["rule/bidding"]
         share = b.get("landlord_share", float("nan"))
         lines.append(
-            f"| {r['variant']} | {r['frames']:,} | {r['minutes']:.1f} | "
-            f"{pm(b, 'wp', '.3f')} | {pm(b, 'adp')} | {share:.1%} | "
-            f"{pm(f, 'wp', '.3f')} | {pm(f, 'adp')} | {pm(f, 'adp_landlord')} | {pm(f, 'adp_farmer')} |")
+            f"| {r['variant']} | {r['frames']:,} | {r['minutes']:.1f} | {_pm(f, 'wp', '.3f')} | "
+            f"{_pm(f, 'adp')} | {_pm(f, 'adp_landlord')} | {_pm(f, 'adp_landlord_down')} | "
+            f"{_pm(f, 'adp_landlord_up')} | {_pm(b, 'adp')} | {_pm(b, 'adp_farmer')} | {share:.1%} |")
     return "\n".join(lines)
 
 
 def main(argv=None) -> list[dict]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=list(VARIANTS))
+    parser.add_argument("--variants", nargs="+", default=list(DEFAULT_VARIANTS), choices=list(VARIANTS))
     parser.add_argument("--minutes", type=float, default=6.0, help="training minutes per variant")
+    parser.add_argument("--frames", type=int, default=0,
+                        help="train each variant for this many frames instead of --minutes")
     parser.add_argument("--deals", type=int, default=500, help="evaluation deals per mode")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out-dir", default="runs", help="where the variants' runs go")
@@ -95,7 +122,8 @@ def main(argv=None) -> list[dict]:
     rows = []
     for name in args.variants:
         print(f"== variant {name}: {VARIANTS[name] or 'the default config'}", flush=True)
-        rows.append(run_variant(name, VARIANTS[name], args.minutes, args.deals, args.out_dir, args.seed))
+        rows.append(run_variant(name, VARIANTS[name], args.minutes, args.deals, args.out_dir, args.seed,
+                                args.frames))
         print(format_rows(rows), flush=True)
         if args.json:
             with open(args.json, "w") as f:

@@ -352,7 +352,7 @@ def test_bids_of_a_redealt_hand_are_worth_zero():
     pass_all.decide = lambda state: (np.full(state.num_games, BID0), observe(state), positions(state))
     out = []
     for _ in range(3):
-        out += table.step(pass_all)
+        out += table.step(pass_all)[0]
     assert len(out) == 1 and len(out[0]["target"]) == 3
     assert (out[0]["target"] == 0).all() and (out[0]["position"] == 0).all()
     assert (out[0]["action"] == BID0).all()

@@ -1,10 +1,29 @@
 """Self-play actors: B games on the batched engine, one forward pass per step for all of them.
 
-An :class:`Actor` plays every seat of its games with the current
-:class:`~agents.dmc.DMCModel` (epsilon-greedy), records each decision, and
-turns finished hands into (observation, action, position, target) samples
+An :class:`Actor` plays its games with the current :class:`~agents.dmc.DMCModel`
+(epsilon-greedy), records each decision the model makes, and turns finished
+hands into (observation, action, position, target) samples
 (:mod:`train.buffer`). :func:`actor_process` is the loop of an actor process:
 chunks of samples go to the learner through a bounded queue.
+
+Two options bring other players into the actor's games:
+
+- **Opponents** (``opponents``, ``opponent_share``): in that share of the
+  games the model plays one or two seats (equally often, the seats drawn
+  anew for every hand) and an opponent agent, drawn from ``opponents``, plays
+  the others. Only the model's decisions become samples, so it learns Q
+  against the players it meets (a best response to them), not only against
+  itself.
+- **Warm start** (``warm_start_frames``, ``warm_start_agent``): while the run
+  is younger than that many frames, the warm-start agent (RuleAgent by
+  default) plays every seat of every game, epsilon-greedily with the same
+  exploration as the model, and all its decisions become samples. The model
+  learns Q of that agent's play (Monte-Carlo returns of its games), and the
+  greedy policy over that Q is one step of policy improvement over it before
+  any self-play. Hands in progress at the switch are finished by the model.
+
+*Frames* are the decisions that become samples; an opponent's moves are part
+of the environment, as a Gymnasium opponent's are.
 """
 
 from __future__ import annotations
@@ -15,8 +34,10 @@ import queue as queue_lib
 import numpy as np
 import torch
 
-from agents.dmc import DMCAgent, DMCModel
+from agents.dmc import DMCAgent, DMCModel, positions
 from doudizhu_env import engine
+from doudizhu_env.legal import sample_bits
+from doudizhu_env.observation import observe, seat_view
 
 from .buffer import EpisodeRecorder, concat_samples
 from .config import TrainConfig
@@ -29,74 +50,150 @@ def epsilon_at(frames: int, start: float, final: float, decay_frames: int) -> fl
     return start + (final - start) * min(1.0, frames / decay_frames)
 
 
-class _Table:
-    """One batch of self-play games under one rule set, and the decisions of its hands in progress."""
+def explore(actions: np.ndarray, state: engine.State, pos: np.ndarray, epsilon: float,
+            bidding_epsilon: float, rng: np.random.Generator) -> np.ndarray:
+    """``actions`` with each replaced by a uniformly random legal one with probability ``epsilon``
+    (``bidding_epsilon`` at bidding decisions); games that are over (position -1) keep theirs."""
+    eps = np.where(pos == 0, bidding_epsilon, epsilon)
+    games = np.flatnonzero((rng.random(state.num_games) < eps) & (pos >= 0))
+    out = actions.copy()
+    if len(games):
+        out[games] = sample_bits(engine.legal_bits(engine.take(state, games)), rng)
+    return out
 
-    def __init__(self, rules, num_games: int, objective: str, rng: np.random.Generator):
+
+class _Table:
+    """One batch of games under one rule set, who plays which seat, and the decisions of its hands
+    in progress.
+
+    ``seat_of[g, k]`` is 0 where the model plays seat ``k`` of game ``g``, and ``1 + i`` where
+    opponent ``i`` does. The first ``opponent_share`` of the games have opponents.
+    """
+
+    def __init__(self, rules, num_games: int, objective: str, rng: np.random.Generator,
+                 num_opponents: int = 0, opponent_share: float = 0.0):
         self.state = engine.reset(rng, num_games, rules)
         self.recorder = EpisodeRecorder(num_games, objective)
         self.games = np.arange(num_games)
+        self.rng = rng
+        self.num_opponents = num_opponents
+        mixed = int(round(num_games * opponent_share)) if num_opponents else 0
+        self.mixed = self.games < mixed
+        self.seat_of = np.zeros((num_games, 3), np.int64)
+        self._draw_seats(self.games[self.mixed])
 
-    def step(self, agent: DMCAgent) -> list[dict[str, np.ndarray]]:
-        """One decision in every game; the samples of the hands that ended or were redealt."""
-        actions, obs, pos = agent.decide(self.state)
-        before = self.state.redeals
-        self.recorder.record(self.games, self.state.to_act, pos, actions, obs)
-        self.state = engine.step(self.state, actions, check=False, auto_reset=True)
+    def _draw_seats(self, games: np.ndarray) -> None:
+        """New seats for the mixed ``games``: the model at 1 or 2 random seats, one opponent at the rest."""
+        if not len(games):
+            return
+        mine = self.rng.integers(1, 3, len(games))
+        rank = self.rng.random((len(games), 3)).argsort(1).argsort(1)
+        opponent = 1 + self.rng.integers(0, self.num_opponents, len(games))
+        self.seat_of[games] = np.where(rank < mine[:, None], 0, opponent[:, None])
+
+    def step(self, agent: DMCAgent, opponents=(), teacher=None) -> tuple[list[dict[str, np.ndarray]], int]:
+        """One decision in every game: the samples of the hands that ended or were redealt, and the
+        number of decisions recorded. With a ``teacher`` it plays (and records) every seat."""
+        s = self.state
+        player = np.zeros(len(self.games), np.int64) if teacher else self.seat_of[self.games, s.to_act]
+        actions = np.zeros(len(self.games), dtype=np.int64)
+        mine = np.flatnonzero(player == 0)
+        if teacher is not None:
+            obs, pos = observe(s), positions(s)
+            taught = teacher.act(seat_view(s))
+            actions = explore(taught, s, pos, agent.epsilon, _bidding_eps(agent), agent.rng)
+        elif len(mine):
+            actions[mine], obs, pos = agent.decide(engine.take(s, mine) if len(mine) < len(self.games) else s)
+        for i, opponent in enumerate(opponents):
+            theirs = np.flatnonzero(player == i + 1)
+            if len(theirs):
+                actions[theirs] = opponent.act(seat_view(s, theirs))
+        before = s.redeals
+        if len(mine):
+            self.recorder.record(mine, s.to_act[mine], pos, actions[mine], obs)
+        self.state = engine.step(s, actions, check=False, auto_reset=True)
+        return self._finished(before), len(mine)
+
+    def _finished(self, redeals_before: np.ndarray) -> list[dict[str, np.ndarray]]:
         out = []
         ended = np.flatnonzero(self.state.ended)
         if len(ended):
             out.append(self.recorder.finish(ended, self.state.rewards[ended]))
+            self._draw_seats(ended[self.mixed[ended]])
         # all three passed and the cards were dealt again: those bids are worth what a new deal
         # is worth (0 by symmetry), not the result of a hand played with other cards
-        redealt = np.flatnonzero((self.state.redeals > before) & ~self.state.ended)
+        redealt = np.flatnonzero((self.state.redeals > redeals_before) & ~self.state.ended)
         if len(redealt):
             out.append(self.recorder.finish(redealt, np.zeros((len(redealt), 3), np.float32)))
         return out
 
 
+def _bidding_eps(agent: DMCAgent) -> float:
+    return agent.epsilon if agent.bidding_epsilon is None else agent.bidding_epsilon
+
+
 class Actor:
-    """Steps ``num_games`` self-play games and yields Monte-Carlo samples.
+    """Steps ``num_games`` games and yields Monte-Carlo samples of the model's decisions.
 
     ``fixed_landlord_share`` of the games are dealt by the same rules without
     bidding (the landlord drawn at random), the others play the full game;
-    both kinds are chosen for by the same model.
+    both kinds are chosen for by the same model. ``opponents`` (agents) play
+    the other seats of ``opponent_share`` of the games, and ``teacher`` (an
+    agent) plays every seat while :meth:`step` is asked to warm up (see the
+    module docstring).
     """
 
     def __init__(self, model: DMCModel, num_games: int, objective: str, rng: np.random.Generator,
-                 bidding_epsilon: float | None = None, fixed_landlord_share: float = 0.0):
+                 bidding_epsilon: float | None = None, fixed_landlord_share: float = 0.0,
+                 opponents: list | None = None, opponent_share: float = 0.0, teacher=None):
         self.agent = DMCAgent(model, rng=rng, bidding_epsilon=bidding_epsilon)
         self.rng = rng
+        self.opponents = list(opponents or [])
+        self.teacher = teacher
         rules = model.rules
         fixed = int(round(num_games * fixed_landlord_share)) if rules.bidding else 0
         sizes = [(rules, num_games - fixed), (dataclasses.replace(rules, bidding=False), fixed)]
-        self.tables = [_Table(r, n, objective, rng) for r, n in sizes if n > 0]
+        self.tables = [_Table(r, n, objective, rng, len(self.opponents), opponent_share)
+                       for r, n in sizes if n > 0]
         self.frames = 0
         self.hands = 0
 
     @classmethod
     def from_config(cls, model: DMCModel, cfg: TrainConfig, rng: np.random.Generator) -> Actor:
         """The actor a :class:`~train.config.TrainConfig` asks for (its games, objective, bidding
-        epsilon and fixed-landlord share), choosing with ``model`` and drawing from ``rng``."""
-        return cls(model, cfg.games_per_actor, cfg.objective, rng, cfg.bidding_epsilon,
-                   cfg.fixed_landlord_share)
+        epsilon, fixed-landlord share, opponents and warm start), choosing with ``model`` and
+        drawing from ``rng``."""
+        from agents.registry import make_agent
 
-    def step(self, epsilon: float) -> list[dict[str, np.ndarray]]:
-        """One decision in every game; the samples of the hands that ended (possibly none)."""
+        def build(spec):
+            return make_agent(spec, rules=model.rules, seed=rng.integers(2**63))
+
+        opponents = [build(spec) for spec in cfg.opponents] if cfg.opponent_share else []
+        teacher = build(cfg.warm_start_agent) if cfg.warm_start_frames else None
+        return cls(model, cfg.games_per_actor, cfg.objective, rng, cfg.bidding_epsilon,
+                   cfg.fixed_landlord_share, opponents, cfg.opponent_share, teacher)
+
+    def step(self, epsilon: float, warm: bool = False) -> list[dict[str, np.ndarray]]:
+        """One decision in every game; the samples of the hands that ended (possibly none).
+
+        ``warm``: the teacher plays every seat (an actor without one plays as usual).
+        """
         self.agent.epsilon = epsilon
+        teacher = self.teacher if warm else None
         out = []
         for table in self.tables:
-            out += table.step(self.agent)
-            self.frames += len(table.games)
+            samples, made = table.step(self.agent, self.opponents, teacher)
+            out += samples
+            self.frames += made
             self.hands += int(table.state.ended.sum())
         return out
 
-    def collect(self, num_samples: int, epsilon: float) -> dict[str, np.ndarray]:
+    def collect(self, num_samples: int, epsilon: float, warm: bool = False) -> dict[str, np.ndarray]:
         """Step until at least ``num_samples`` samples are ready; return them."""
         chunks, count = [], 0
         with torch.no_grad():
             while count < num_samples:
-                for out in self.step(epsilon):
+                for out in self.step(epsilon, warm):
                     if len(out["target"]):
                         chunks.append(out)
                         count += len(out["target"])
@@ -114,7 +211,7 @@ def actor_process(model: DMCModel, cfg: TrainConfig, seed_seq: list[int], sample
     while not stop.is_set():
         eps = epsilon_at(frames.value, cfg.epsilon, cfg.epsilon_final, cfg.epsilon_decay_frames)
         before = actor.frames
-        chunk = actor.collect(cfg.chunk_size, eps)
+        chunk = actor.collect(cfg.chunk_size, eps, warm=frames.value < cfg.warm_start_frames)
         with frames.get_lock():
             frames.value += actor.frames - before
         while not stop.is_set():

@@ -29,6 +29,7 @@ _FLOAT = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
 _DEVICE = re.compile(r"auto|cpu|cuda(:\d+)?|mps")
 #: What 0 means for the fields that may be 0.
 _ZERO_MEANS = {"seed": "a seed like any other", "epsilon_decay_frames": "epsilon_final from the start",
+               "warm_start_frames": "no warm start",
                "total_frames": "no limit", "max_minutes": "no limit", "checkpoint_minutes": "at every step",
                "eval_minutes": "only at the end", "eval_deals": "no evaluation",
                "log_seconds": "at every step"}
@@ -71,6 +72,19 @@ class TrainConfig:
     ``fixed_landlord`` evaluation). These games teach the play networks every kind of hand in
     every role, whatever the bidding policy does, and they are the inputs the fixed-landlord
     evaluation shows the agent; the other games are the full game and teach bidding."""
+    opponents: list[str] = field(default_factory=list)
+    """Agent specs (as in the arena: ``rule``, ``rlcard``, ``pretrained``, ``dmc:PATH``...) that play
+    against the model in ``opponent_share`` of each actor's games: the model plays one or two
+    seats there (equally often, drawn anew each hand), one of these agents the others. Only the
+    model's decisions are trained on."""
+    opponent_share: float = 0.0
+    """Share of each actor's games played against ``opponents`` (0: pure self-play)."""
+    warm_start_frames: int = 0
+    """For the run's first this many frames, ``warm_start_agent`` plays every seat of the actors'
+    games (epsilon-greedily, with the model's exploration) and the model learns the Q-values of
+    its play: a warm start from what that agent knows, before self-play."""
+    warm_start_agent: str = "rule"
+    """The agent spec that plays the warm-start games."""
     batch_size: int = 1024
     """Samples per learner update."""
     learning_rate: float = 3e-4
@@ -142,8 +156,12 @@ class TrainConfig:
                      "ray_chunks_in_flight", "ray_broadcast_updates"):
             if getattr(self, name) < 1:
                 raise ConfigError(f"{name} must be >= 1, got {getattr(self, name)}")
-        if not 0.0 <= self.fixed_landlord_share <= 1.0:
-            raise ConfigError(f"fixed_landlord_share must be in [0, 1], got {self.fixed_landlord_share}")
+        for name in ("fixed_landlord_share", "opponent_share"):
+            if not 0.0 <= getattr(self, name) <= 1.0:
+                raise ConfigError(f"{name} must be in [0, 1], got {getattr(self, name)}")
+        if self.opponent_share and not self.opponents:
+            raise ConfigError(f"opponent_share is {self.opponent_share} but opponents is empty; expected "
+                              "a list of agent specs, e.g. opponents: [rule]")
         if self.num_actors < 0:
             raise ConfigError(f"num_actors must be >= 0, got {self.num_actors}")
         for name in ("epsilon", "epsilon_final", "bidding_epsilon"):

@@ -109,6 +109,10 @@ class Run:
         cfg = self.cfg
         return epsilon_at(self.frames, cfg.epsilon, cfg.epsilon_final, cfg.epsilon_decay_frames)
 
+    def warming(self) -> bool:
+        """Whether the actors still play warm-start games (``warm_start_frames``)."""
+        return self.frames < self.cfg.warm_start_frames
+
     def train_on_buffer(self) -> None:
         """Learner updates while the buffer holds a full batch."""
         while (batch := self.buffer.take(self.cfg.batch_size)) is not None:
@@ -202,7 +206,7 @@ def run_inline(run: Run) -> None:
     actor = Actor.from_config(run.model, run.cfg, np.random.default_rng([run.cfg.seed, 0, run.resumed_from]))
     while not run.finished():
         before = actor.frames
-        run.buffer.put(actor.collect(run.cfg.chunk_size, run.epsilon()))
+        run.buffer.put(actor.collect(run.cfg.chunk_size, run.epsilon(), run.warming()))
         run.frames += actor.frames - before
         run.train_on_buffer()
         run.periodic()
@@ -258,18 +262,20 @@ def actors_of(cfg: TrainConfig):
 
 
 def check_opponents(cfg: TrainConfig) -> None:
-    """Build each of ``eval_opponents`` once, so that a bad one fails now rather than after the training."""
-    if not cfg.eval_deals:
-        return
+    """Build each agent the run names once (the evaluation's baselines, the actors' opponents and
+    the warm-start agent), so that a bad spec fails now rather than in an actor or after the training."""
     from agents.registry import make_agent
 
     rules = Rules.preset(cfg.rules)
-    for spec in dict.fromkeys(cfg.eval_opponents):
-        try:
-            make_agent(spec, rules=rules)
-        except (ValueError, OSError, ImportError) as err:
-            raise ConfigError(f"eval_opponents: {spec!r} is not an agent the evaluation can play: "
-                              f"{err}") from err
+    named = {"eval_opponents": cfg.eval_opponents if cfg.eval_deals else [],
+             "opponents": cfg.opponents if cfg.opponent_share else [],
+             "warm_start_agent": [cfg.warm_start_agent] if cfg.warm_start_frames else []}
+    for key, specs in named.items():
+        for spec in dict.fromkeys(specs):
+            try:
+                make_agent(spec, rules=rules)
+            except (ValueError, OSError, ImportError) as err:
+                raise ConfigError(f"{key}: {spec!r} is not an agent the run can play: {err}") from err
 
 
 def train(cfg: TrainConfig, resume: bool = False) -> dict:

@@ -123,11 +123,11 @@ class RolloutWorker:
             load_weights(self.model, ray.get(weights.ref[0]))
             self.version = weights.version
 
-    def collect(self, weights: Broadcast, epsilon: float) -> dict:
+    def collect(self, weights: Broadcast, epsilon: float, warm: bool = False) -> dict:
         """One chunk of ``chunk_size`` or more samples, played with ``weights``; and the frames it took."""
         self._sync(weights)
         before = self.actor.frames
-        samples = self.actor.collect(self.chunk_size, epsilon)
+        samples = self.actor.collect(self.chunk_size, epsilon, warm)
         return {"samples": samples, "frames": self.actor.frames - before, "version": self.version}
 
 
@@ -160,7 +160,7 @@ class Fleet:
             self._submit(slot)
 
     def _submit(self, slot: int) -> None:
-        ref = self.actors[slot].collect.remote(self.weights, self.run.epsilon())
+        ref = self.actors[slot].collect.remote(self.weights, self.run.epsilon(), self.run.warming())
         self.pending[ref] = slot
 
     def next_chunk(self, timeout: float) -> dict | None:
