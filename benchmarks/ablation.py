@@ -13,7 +13,7 @@ so this one does not depend on the machine's load).
 Run (from the repository root)::
 
     python -m benchmarks.ablation --frames 2000000 --deals 2000 --json ablation.json
-    python -m benchmarks.ablation --minutes 6 --deals 2000 --variants default lstm
+    python -m benchmarks.ablation --minutes 5 --actors 2 --deals 2000 --variants default lstm
     python -m benchmarks.ablation --variants old default --minutes 0.5 --deals 50
 
 Prints one row per variant: frames, minutes, and the agent's WP / ADP with
@@ -54,6 +54,7 @@ VARIANTS: dict[str, dict] = {
     "lr_1e-3": {"learning_rate": 1e-3},
     # who the model plays with
     "rule_opponents": {"opponents": ["rule"], "opponent_share": 0.5},
+    "lstm_rule_opponents": {"model.history": "lstm", "opponents": ["rule"], "opponent_share": 0.5},
     "warm_start": {"warm_start_frames": 1_000_000},
     "warm_rule_opponents": {"warm_start_frames": 1_000_000, "opponents": ["rule"], "opponent_share": 0.5},
     # the earlier ablation (objective, fixed-landlord games)
@@ -68,11 +69,11 @@ DEFAULT_VARIANTS = ("default", "lstm", "wide", "narrow", "deep_head", "douzero_s
 
 
 def run_variant(name: str, overrides: dict, minutes: float, deals: int, out_dir: str, seed: int,
-                frames: int = 0) -> dict:
-    """Train one variant for ``minutes`` (or ``frames``, when given) and evaluate it against RuleAgent
-    on ``deals`` deals per mode."""
+                frames: int = 0, actors: int = 0) -> dict:
+    """Train one variant for ``minutes`` (or ``frames``, when given) with ``actors`` actor processes
+    and evaluate it against RuleAgent on ``deals`` deals per mode."""
     cfg = load_config(DEFAULT_CONFIG, {
-        "run_name": f"ablation-{name}", "out_dir": out_dir, "seed": seed, "num_actors": 0,
+        "run_name": f"ablation-{name}", "out_dir": out_dir, "seed": seed, "num_actors": actors,
         "total_frames": frames, "max_minutes": 0 if frames else minutes, "eval_deals": 0,
         "log_seconds": 30, "checkpoint_minutes": 1e6, **overrides,
     })
@@ -115,6 +116,9 @@ def main(argv=None) -> list[dict]:
     parser.add_argument("--frames", type=int, default=0,
                         help="train each variant for this many frames instead of --minutes")
     parser.add_argument("--deals", type=int, default=500, help="evaluation deals per mode")
+    parser.add_argument("--actors", type=int, default=0,
+                        help="actor processes (default 0: one process, deterministic; 2 is the default "
+                             "config's, for budgets in minutes as a user's run gets them)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out-dir", default="runs", help="where the variants' runs go")
     parser.add_argument("--json", help="write the rows as JSON")
@@ -123,7 +127,7 @@ def main(argv=None) -> list[dict]:
     for name in args.variants:
         print(f"== variant {name}: {VARIANTS[name] or 'the default config'}", flush=True)
         rows.append(run_variant(name, VARIANTS[name], args.minutes, args.deals, args.out_dir, args.seed,
-                                args.frames))
+                                args.frames, args.actors))
         print(format_rows(rows), flush=True)
         if args.json:
             with open(args.json, "w") as f:

@@ -1,0 +1,74 @@
+"""The training benchmarks' commands end to end on tiny budgets: the ablation and the bidding analysis."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("yaml")
+
+from helpers import STANDARD, small_model  # noqa: E402
+
+from agents.checkpoint import save_checkpoint  # noqa: E402
+from agents.dmc import DMCAgent  # noqa: E402
+from agents.rule import RuleAgent  # noqa: E402
+from train.buffer import objective_targets  # noqa: E402
+
+
+def test_ablation_by_frames_runs_end_to_end(tmp_path, capsys):
+    from benchmarks.ablation import main
+
+    out = tmp_path / "ablation.json"
+    rows = main(["--variants", "default", "rule_opponents", "--frames", "1500", "--deals", "4",
+                 "--out-dir", str(tmp_path), "--json", str(out)])
+    assert [r["variant"] for r in rows] == ["default", "rule_opponents"]
+    assert all(r["frames"] >= 1500 for r in rows)
+    assert rows[1]["overrides"] == {"opponents": ["rule"], "opponent_share": 0.5}
+    for r in rows:
+        fixed = r["rule/fixed_landlord"]
+        assert {"adp_landlord", "adp_landlord_down", "adp_landlord_up"} <= set(fixed)
+    assert json.loads(out.read_text()) == json.loads(json.dumps(rows))
+    table = capsys.readouterr().out
+    assert "| rule_opponents | " in table and "landlord_down" in table
+
+
+def _checkpoint(tmp_path) -> str:
+    path = str(tmp_path / "small.pt")
+    save_checkpoint(path, small_model(seed=3), frames=0, updates=0)
+    return path
+
+
+def test_bidding_analysis_records_every_bid_and_double(tmp_path):
+    from benchmarks.bidding import play_and_record, summarize
+
+    agent = DMCAgent(small_model(seed=3))
+    rec = play_and_record(agent, RuleAgent(seed=0), 60, STANDARD, seed=5)
+    mine = rec["mine"]
+    assert set(rec["position"]) <= {0, 1} and mine.any() and (~mine).any()
+    assert set(rec["seat"][mine]) == {0, 1, 2}
+    assert np.isfinite(rec["q"][mine]).all() and np.isnan(rec["q"][~mine]).all()
+    summary = summarize(rec, "logadp")
+    for position in (0, 1):  # the shares of each position's actions add up to 1
+        names = ("bid0", "bid1", "bid2", "bid3") if position == 0 else ("double", "no_double")
+        total = sum(summary["actions"][n]["share_of_position"] for n in names if n in summary["actions"])
+        assert total == pytest.approx(1.0)
+    bid0 = mine & (rec["action"] == 1)
+    target = objective_targets(rec["points"][bid0], "logadp")
+    target = np.where(rec["redeals"][bid0] < rec["final_redeals"][bid0], 0.0, target)
+    assert summary["actions"]["bid0"]["mean_result"] == pytest.approx(float(target.mean()))
+    assert all(0.0 <= v <= 1.0 for v in summary["doubling"].values())
+
+
+def test_bidding_command(tmp_path, capsys):
+    from benchmarks.bidding import main
+
+    out = tmp_path / "bidding.json"
+    main(["--agent", f"dmc:{_checkpoint(tmp_path)}", "--deals", "30", "--json", str(out)])
+    assert "| bid0 |" in capsys.readouterr().out
+    assert json.loads(out.read_text())["deals"] == 30
+    with pytest.raises(SystemExit) as err:
+        main(["--agent", "rule", "--deals", "3"])
+    assert err.value.code == 2
