@@ -74,27 +74,55 @@ def format_rows(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+#: The figures drawn in each panel of the plot, with their colours (the same in every panel).
+CURVES = (("fixed_landlord", "adp", "fixed landlord, overall", "tab:blue"),
+          ("fixed_landlord", "adp_landlord", "fixed landlord, as landlord", "tab:orange"),
+          ("fixed_landlord", "adp_farmer", "fixed landlord, as farmer", "tab:green"),
+          ("bidding", "adp", "with bidding, overall", "tab:purple"))
+
+
 def plot(rows: list[dict], path: str) -> None:
-    """ADP as landlord and as farmer over minutes of training, one line per baseline and mode."""
+    """ADP over minutes of training with 95% intervals: one panel per baseline, the same four
+    curves in each (:data:`CURVES`)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(8, 4.5))
-    for match in rows[0]["results"]:
-        for role in ("landlord", "farmer"):
-            key = f"adp_{role}"
-            points = [(r["minutes"], r["results"][match][key]) for r in rows if key in r["results"][match]]
+    baselines = list(dict.fromkeys(match.split("/")[0] for match in rows[0]["results"]))
+    fig, axes = plt.subplots(1, len(baselines), figsize=(4.2 * len(baselines), 4), squeeze=False)
+    for ax, baseline in zip(axes[0], baselines, strict=True):
+        for mode, key, label, colour in CURVES:
+            match = f"{baseline}/{mode}"
+            points = [(r["minutes"], r["results"][match][key], r["results"][match][key + "_ci"])
+                      for r in rows if key in r["results"].get(match, {})]
             if points:
-                ax.plot(*zip(*points, strict=True), marker="o", label=f"{match} as {role}")
-    ax.axhline(0.0, color="grey", lw=0.8)
-    ax.set_xlabel("minutes of training (this machine)")
-    ax.set_ylabel("ADP of the trained agent")
-    ax.set_title("DMC self-play: ADP per role against the baselines")
-    ax.legend(fontsize=7)
+                x, y, ci = zip(*points, strict=True)
+                ax.errorbar(x, y, yerr=ci, marker="o", capsize=3, color=colour, label=label)
+        ax.axhline(0.0, color="grey", lw=0.8)
+        ax.set_title(f"against {baseline}")
+        ax.set_xlabel("minutes of training (this machine)")
+    axes[0][0].set_ylabel("ADP of the trained agent (95% interval)")
+    axes[0][-1].legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    fig.savefig(path, dpi=110)
+
+
+def parity(rows: list[dict], match: str = "rule/fixed_landlord") -> dict | None:
+    """Minutes and frames at which the agent's ADP in ``match`` first reaches 0: linear between the
+    last checkpoint below 0 and the first at or above it (the first checkpoint's own figures when it
+    is already there); None when no checkpoint reaches 0."""
+    prev = None
+    for r in sorted(rows, key=lambda r: r["minutes"]):
+        adp = r["results"][match]["adp"]
+        if adp >= 0:
+            if prev is None:
+                return {"minutes": r["minutes"], "frames": r["frames"], "interpolated": False}
+            t = -prev["results"][match]["adp"] / (adp - prev["results"][match]["adp"])
+            return {key: prev[key] + t * (r[key] - prev[key]) for key in ("minutes", "frames")} | {
+                "interpolated": True}
+        prev = r
+    return None
 
 
 def train_run(run_dir: str, minutes: list[float]) -> None:
@@ -116,6 +144,8 @@ def main(argv=None) -> list[dict]:
     parser.add_argument("--run", default="runs/learning", help="a train.dmc run folder with kept checkpoints")
     parser.add_argument("--train", action="store_true", help="train that run first (default config)")
     parser.add_argument("--minutes", type=float, nargs="+", default=[10, 30, 60])
+    parser.add_argument("--every", action="store_true",
+                        help="evaluate every kept checkpoint, not only those nearest to --minutes")
     parser.add_argument("--opponents", nargs="+", default=["random", "rlcard", "rule"])
     parser.add_argument("--deals", type=int, default=2000, help="duplicate deals per baseline and mode")
     parser.add_argument("--seed", type=int, default=1)
@@ -129,8 +159,9 @@ def main(argv=None) -> list[dict]:
     torch.set_num_threads(1)
     checkpoints = kept_checkpoints(args.run)
     rows = []
-    for mark in args.minutes:
-        minutes, frames, path = nearest(checkpoints, mark)
+    chosen = checkpoints if args.every else [nearest(checkpoints, mark) for mark in args.minutes]
+    for mark, (minutes, frames, path) in zip(args.minutes if not args.every else [c[0] for c in chosen],
+                                             chosen, strict=True):
         print(f"== {mark:g} min: {path} ({minutes:.1f} min, {frames:,} frames)", flush=True)
         results = evaluate_checkpoint(path, args.opponents, args.deals, args.seed, args.workers)
         rows.append({"mark": mark, "minutes": minutes, "frames": frames, "path": path, "results": results})
@@ -139,6 +170,10 @@ def main(argv=None) -> list[dict]:
             with open(args.json, "w") as f:
                 json.dump(rows, f, indent=2)
     print(format_rows(rows))
+    if any("rule/fixed_landlord" in r["results"] for r in rows):
+        at = parity(rows)
+        print("parity with RuleAgent (fixed landlord, ADP 0): " + (
+            f"{at['frames']:,.0f} frames, {at['minutes']:.1f} minutes" if at else "not reached"))
     if args.plot:
         plot(rows, args.plot)
         print(f"plot: {args.plot}")

@@ -72,3 +72,38 @@ def test_bidding_command(tmp_path, capsys):
     with pytest.raises(SystemExit) as err:
         main(["--agent", "rule", "--deals", "3"])
     assert err.value.code == 2
+
+
+def _row(minutes, frames, adp):
+    return {"minutes": minutes, "frames": frames, "results": {"rule/fixed_landlord": {"adp": adp}}}
+
+
+@pytest.mark.parametrize("adps, expected", [
+    ([-1.0, -0.5, 0.5], {"minutes": 15.0, "frames": 1500.0, "interpolated": True}),
+    ([0.1, 0.2, 0.3], {"minutes": 0.0, "frames": 0, "interpolated": False}),
+    ([-1.0, 0.0, 0.3], {"minutes": 10.0, "frames": 1000.0, "interpolated": True}),
+    ([-1.0, -0.5, -0.1], None),
+])
+def test_parity_is_where_adp_first_reaches_zero(adps, expected):
+    from benchmarks.learning import parity
+
+    rows = [_row(10.0 * i, 1000 * i, a) for i, a in enumerate(adps)]
+    assert parity(rows[::-1]) == expected  # in any order
+
+
+def test_learning_curve_over_kept_checkpoints(tmp_path, capsys):
+    from benchmarks.learning import main
+    from helpers import TINY
+    from train.config import load_config
+    from train.dmc import train
+
+    train(load_config(TINY, {"out_dir": str(tmp_path), "run_name": "curve", "total_frames": 2000, "chunk_size": 64,
+                             "keep_checkpoints": True, "checkpoint_minutes": 0, "eval_deals": 0}))
+    png, out = tmp_path / "curve.png", tmp_path / "curve.json"
+    rows = main(["--run", str(tmp_path / "curve"), "--every", "--opponents", "random", "rule", "--deals", "3",
+                 "--workers", "1", "--plot", str(png), "--json", str(out)])
+    assert len(rows) >= 3 and png.stat().st_size > 10_000
+    assert [r["frames"] for r in rows] == sorted(r["frames"] for r in rows)
+    assert json.loads(out.read_text())[0]["results"].keys() == {
+        "random/bidding", "random/fixed_landlord", "rule/bidding", "rule/fixed_landlord"}
+    assert "parity with RuleAgent (fixed landlord, ADP 0): " in capsys.readouterr().out
