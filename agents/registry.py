@@ -20,7 +20,9 @@ Specs:
   ``inference`` (``moves``, ``all`` or ``none``), ``inference_moves``, ``objective`` (``adp`` or ``wp``),
   ``time`` (seconds per decision); see ``docs/search.md``
 - ``sb3:PATH``: an sb3-contrib ``MaskablePPO`` saved with ``model.save(PATH)``, played greedily
-  through :mod:`agents.sb3_adapter` (extra ``rl``)
+  through :mod:`agents.sb3_adapter` (extra ``rl``); loaded without unpickling anything.
+  ``sb3-pickle:PATH`` loads it with SB3's own loader, which runs code from the file: an opt-in for
+  files you trust
 """
 
 from __future__ import annotations
@@ -56,10 +58,11 @@ def make_agent(spec: str, rules: Rules | None = None, seed=0) -> Agent:
         return RlcardRuleAgent(seed=rng)
     if spec == "pretrained":
         return _dmc_agent(PRETRAINED, rules)
-    if spec.startswith("sb3:"):
+    if spec.startswith(("sb3:", "sb3-pickle:")):
         from .sb3_adapter import SB3Agent
 
-        agent = SB3Agent.load(spec[len("sb3:"):])
+        pickles = spec.startswith("sb3-pickle:")
+        agent = SB3Agent.load(spec.split(":", 1)[1], allow_pickle=pickles)
         if rules is not None and agent.num_actions != len(action_table(rules)):
             raise ValueError(f"{spec!r} has {agent.num_actions} actions; the rules {rules} have "
                              f"{len(action_table(rules))}")
@@ -72,7 +75,8 @@ def make_agent(spec: str, rules: Rules | None = None, seed=0) -> Agent:
 
         return DouZeroAgent.load(path, seed=rng)
     raise ValueError(f"unknown agent {spec!r}; expected one of {list(NAMES)}, dmc:PATH or a .pt checkpoint, "
-                     "douzero:DIR, a .ckpt path, sb3:PATH, or search:BASE[,key=value...]")
+                     "douzero:DIR, a .ckpt path, sb3:PATH (sb3-pickle:PATH to run its pickles), or "
+                     "search:BASE[,key=value...]")
 
 
 def _dmc_agent(path: str, rules: Rules | None) -> Agent:

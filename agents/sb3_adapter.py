@@ -12,6 +12,19 @@
 ``SB3Agent(model)`` wraps a model already in memory (with ``run_arena``'s
 ``agent_factory``).
 
+**Loading never runs code from the file.** A Stable-Baselines3 zip stores
+its settings as JSON in which some objects (the spaces, schedules, classes)
+are pickles, and ``MaskablePPO.load`` unpickles them: a crafted file runs
+whatever it likes. :meth:`SB3Agent.load` reads only the JSON's plain values
+and the policy's weights (``policy.pth``, with ``torch.load(weights_only=True)``);
+the spaces are this package's own (:mod:`doudizhu_env.env_args`), chosen by
+the saved observation space's type name (a ``Dict`` with the mask, or the
+bare vector), and ``policy_kwargs`` must be plain JSON (e.g. ``net_arch``). A
+file that needs more (a pickled ``activation_fn``, a custom policy class) is
+refused, naming what it holds. Running SB3's own loader, pickles and all, is
+an explicit opt-in for files you trust: the spec ``sb3-pickle:PATH``
+(``SB3Agent.load(path, allow_pickle=True)``).
+
 :class:`SB3Agent` computes, for every game of the seat view it is given, the
 observation of the seat to act (:func:`doudizhu_env.observation.observe`) and its
 legal-action mask (:func:`doudizhu_env.engine.legal_action_mask`), both from the
@@ -27,10 +40,15 @@ Needs the extra ``rl`` (``pip install -e ".[rl]"``: stable-baselines3, sb3-contr
 
 from __future__ import annotations
 
+import io
+import json
+import zipfile
+
 import numpy as np
 from gymnasium import spaces
 
 from doudizhu_env import engine
+from doudizhu_env.env_args import observation_box, observation_space
 from doudizhu_env.observation import OBS_SIZE, observe
 
 from .base import Agent
@@ -57,11 +75,15 @@ class SB3Agent(Agent):
         self.num_actions = int(model.action_space.n)
 
     @classmethod
-    def load(cls, path: str, deterministic: bool = True) -> SB3Agent:
-        """A ``MaskablePPO`` saved with ``model.save(path)``, on the CPU."""
-        from sb3_contrib import MaskablePPO
+    def load(cls, path: str, deterministic: bool = True, allow_pickle: bool = False) -> SB3Agent:
+        """The policy of a ``MaskablePPO`` saved with ``model.save(path)``, on the CPU, without
+        unpickling anything (see the module docstring); ``allow_pickle=True`` runs SB3's own
+        ``MaskablePPO.load`` instead, which runs code from the file: only for files you trust."""
+        if allow_pickle:
+            from sb3_contrib import MaskablePPO
 
-        return cls(MaskablePPO.load(path, device="cpu"), deterministic)
+            return cls(MaskablePPO.load(path, device="cpu"), deterministic)
+        return cls(load_policy(path), deterministic)
 
     def act(self, view: engine.State) -> np.ndarray:
         if view.num_actions != self.num_actions:
@@ -71,3 +93,93 @@ class SB3Agent(Agent):
         obs = {"observation": vec, "action_mask": mask.view(np.int8)} if self.dict_obs else vec
         actions, _ = self.model.predict(obs, action_masks=mask, deterministic=self.deterministic)
         return np.asarray(actions, dtype=np.int64).reshape(view.num_games)
+
+
+def _short(value, limit: int = 80) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def _read_zip(path: str) -> tuple[dict, bytes]:
+    """The settings (JSON) and the policy weights (bytes) of an SB3 zip, or ValueError."""
+    try:
+        with zipfile.ZipFile(path) as z:
+            names = set(z.namelist())
+            if not {"data", "policy.pth"} <= names:
+                raise ValueError(f"{path!r} holds {sorted(names)[:6]}; a Stable-Baselines3 save holds "
+                                 "'data' and 'policy.pth'")
+            data, weights = z.read("data"), z.read("policy.pth")
+    except (zipfile.BadZipFile, OSError) as err:
+        raise ValueError(f"{path!r} is not a Stable-Baselines3 zip ({err}); expected a model.save() file") \
+            from None
+    try:
+        settings = json.loads(data)
+    except (ValueError, RecursionError) as err:
+        raise ValueError(f"{path!r}: its 'data' is not JSON ({_short(str(err))})") from None
+    if not isinstance(settings, dict):
+        raise ValueError(f"{path!r}: its 'data' is {type(settings).__name__}; expected a JSON object")
+    return settings, weights
+
+
+def _spaces(path: str, settings: dict) -> tuple[spaces.Space, spaces.Discrete, bool]:
+    """This package's observation and action spaces for the saved ones (read by name and size)."""
+    obs, act = settings.get("observation_space"), settings.get("action_space")
+    if not isinstance(obs, dict) or not isinstance(act, dict):
+        raise ValueError(f"{path!r}: its 'data' has no observation_space and action_space; expected "
+                         "those of a MaskablePPO save")
+    try:
+        n = int(act["n"])
+    except (KeyError, TypeError, ValueError):
+        raise ValueError(f"{path!r}: its action space has no size 'n' ({_short(act.get('n'))})") from None
+    sizes = {name: observation_space(name)["action_mask"].shape[0] for name in ("standard", "douzero")}
+    rules = next((name for name, size in sizes.items() if size == n), None)
+    if rules is None:
+        raise ValueError(f"{path!r}: its policy has {n} actions; the rules presets have "
+                         + " or ".join(f"{size} ({name})" for name, size in sizes.items()))
+    kind = str(obs.get(":type:", ""))
+    if "spaces.dict.Dict" in kind:
+        return observation_space(rules), spaces.Discrete(n), True
+    if "spaces.box.Box" in kind:
+        return observation_box(), spaces.Discrete(n), False
+    raise ValueError(f"{path!r}: its observation space is {_short(kind)}; expected a gymnasium Dict "
+                     "(observation, action_mask) or Box")
+
+
+def _policy_kwargs(path: str, settings: dict) -> dict:
+    """``policy_kwargs`` of the save, if they are plain JSON (no pickled objects)."""
+    kwargs = settings.get("policy_kwargs", {})
+    if not isinstance(kwargs, dict):
+        raise ValueError(f"{path!r}: its policy_kwargs are {_short(kwargs)}; expected a JSON object")
+    pickled = sorted(k for k, v in kwargs.items() if isinstance(v, dict) and ":serialized:" in v)
+    if pickled or ":serialized:" in kwargs:
+        raise ValueError(f"{path!r}: its policy_kwargs hold pickled objects ({', '.join(pickled) or 'all'}), "
+                         "which this loader does not run; load it with the spec sb3-pickle:PATH "
+                         "(SB3Agent.load(path, allow_pickle=True)) only if you trust the file")
+    return kwargs
+
+
+def load_policy(path: str):
+    """The ``MaskableActorCriticPolicy`` of an SB3 zip, built from plain settings and weights only."""
+    import torch
+    from sb3_contrib.common.maskable.policies import (
+        MaskableActorCriticPolicy,
+        MaskableMultiInputActorCriticPolicy,
+    )
+
+    settings, weights = _read_zip(path)
+    obs_space, act_space, is_dict = _spaces(path, settings)
+    kwargs = _policy_kwargs(path, settings)
+    policy_class = MaskableMultiInputActorCriticPolicy if is_dict else MaskableActorCriticPolicy
+    try:
+        policy = policy_class(obs_space, act_space, lr_schedule=lambda _: 0.0, **kwargs)
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"{path!r}: its policy_kwargs {_short(kwargs)} do not build a policy: "
+                         f"{_short(str(err), 160)}") from None
+    try:
+        state = torch.load(io.BytesIO(weights), map_location="cpu", weights_only=True)
+        policy.load_state_dict(state)
+    except Exception as err:  # unpickling refused, wrong keys or shapes: the weights do not fit
+        raise ValueError(f"{path!r}: its policy.pth does not load as the weights of that policy "
+                         f"({_short(str(err), 160)})") from None
+    policy.set_training_mode(False)
+    return policy

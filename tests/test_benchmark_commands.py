@@ -92,13 +92,15 @@ def test_parity_is_where_adp_first_reaches_zero(adps, expected):
 
 
 def test_learning_curve_over_kept_checkpoints(tmp_path, capsys):
-    from benchmarks.learning import main
     from helpers import TINY
+
+    from benchmarks.learning import main
     from train.config import load_config
     from train.dmc import train
 
-    train(load_config(TINY, {"out_dir": str(tmp_path), "run_name": "curve", "total_frames": 2000, "chunk_size": 64,
-                             "keep_checkpoints": True, "checkpoint_minutes": 0, "eval_deals": 0}))
+    train(load_config(TINY, {"out_dir": str(tmp_path), "run_name": "curve", "total_frames": 2000,
+                             "chunk_size": 64, "keep_checkpoints": True, "checkpoint_minutes": 0,
+                             "eval_deals": 0}))
     png, out = tmp_path / "curve.png", tmp_path / "curve.json"
     rows = main(["--run", str(tmp_path / "curve"), "--every", "--opponents", "random", "rule", "--deals", "3",
                  "--workers", "1", "--plot", str(png), "--json", str(out)])

@@ -171,6 +171,8 @@ _NEW_VALUES = {
     "device": ("cpu", "cpu"),
     "history": ("mlp", "mlp"),
     "eval_opponents": ("[rule, random]", ["rule", "random"]),
+    "opponents": ("[rlcard]", ["rlcard"]),
+    "warm_start_agent": ("rlcard", "rlcard"),
     "backend": ("ray", "ray"),
     "ray_address": ("auto", "auto"),
 }

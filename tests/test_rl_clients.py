@@ -100,6 +100,100 @@ def test_the_adapter_uses_only_the_view(gym_model):
         agent.act(seat_view(engine.reset(np.random.default_rng(0), 2, "douzero")))
 
 
+# ------------------------------------------------------------------ loading a saved policy runs no code
+
+
+class _Payload:
+    """Unpickling this opens (creates) the file ``path``: the proof that a loader ran the pickle."""
+
+    def __init__(self, path):
+        self.path = str(path)
+
+    def __reduce__(self):
+        return (open, (self.path, "w"))
+
+
+def _rewrite_data(src, dst, edit) -> None:
+    """Copy the SB3 zip ``src`` to ``dst`` with ``edit(data)`` applied to its JSON settings."""
+    import json
+    import zipfile
+
+    with zipfile.ZipFile(src) as z:
+        files = {name: z.read(name) for name in z.namelist()}
+    data = json.loads(files["data"])
+    edit(data)
+    files["data"] = json.dumps(data).encode()
+    with zipfile.ZipFile(dst, "w") as z:
+        for name, content in files.items():
+            z.writestr(name, content)
+
+
+@pytest.fixture(scope="module")
+def saved(gym_model, tmp_path_factory):
+    path = tmp_path_factory.mktemp("sb3") / "ppo.zip"
+    gym_model.save(path)
+    return path
+
+
+def test_the_safe_loader_plays_as_sb3s_own(saved):
+    safe, trusted = make_agent(f"sb3:{saved}"), make_agent(f"sb3-pickle:{saved}")
+    assert not isinstance(safe.model, MaskablePPO) and isinstance(trusted.model, MaskablePPO)
+    state = engine.reset(np.random.default_rng(4), 128)
+    rng = np.random.default_rng(4)
+    for _ in range(30):
+        state = engine.step(state, engine.sample_legal(state, rng), auto_reset=True)
+        view = seat_view(state)
+        np.testing.assert_array_equal(safe.act(view), trusted.act(view))
+
+
+def test_a_pickle_in_the_file_is_never_run(saved, tmp_path):
+    import base64
+    import pickle
+    import subprocess
+    import sys
+
+    marker = tmp_path / "pwned"
+    evil = tmp_path / "evil.zip"
+    payload = base64.b64encode(pickle.dumps(_Payload(marker))).decode()
+    _rewrite_data(saved, evil, lambda d: d["observation_space"].update({":serialized:": payload}))
+    agent = make_agent(f"sb3:{evil}")  # the spaces are ours; the pickled one is never read
+    assert not marker.exists()
+    run = subprocess.run([sys.executable, "-m", "train.evaluate", "--landlord", f"sb3:{evil}", "--farmers",
+                          "random", "--games", "3"], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    assert not marker.exists()
+    assert agent.act(seat_view(engine.reset(np.random.default_rng(0), 4))).shape == (4,)
+    try:  # the opt-in runs SB3's loader, pickles and all (this is what it opts into)
+        make_agent(f"sb3-pickle:{evil}")
+    except Exception:
+        pass
+    assert marker.exists()
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda d: d.clear(), "has no observation_space and action_space"),
+    (lambda d: d["policy_kwargs"].update({"activation_fn": {":type:": "x", ":serialized:": "gAR9lC4="}}),
+     r"policy_kwargs hold pickled objects \(activation_fn\).*sb3-pickle:PATH"),
+    (lambda d: d["action_space"].update({"n": "12"}), "its policy has 12 actions; the rules presets have"),
+    (lambda d: d["observation_space"].update({":type:": "<class 'gymnasium.spaces.tuple.Tuple'>"}),
+     "its observation space is .*Tuple.*expected a gymnasium Dict"),
+    (lambda d: d["policy_kwargs"].update({"net_arch": [8]}), "policy.pth does not load as the weights"),
+    (lambda d: d["policy_kwargs"].update({"no_such_arg": 1}), "do not build a policy"),
+])
+def test_bad_saves_are_one_clear_error(saved, tmp_path, edit, message):
+    bad = tmp_path / "bad.zip"
+    _rewrite_data(saved, bad, edit)
+    with pytest.raises(ValueError, match=message):
+        make_agent(f"sb3:{bad}")
+
+
+def test_not_a_zip(tmp_path):
+    path = tmp_path / "x.zip"
+    path.write_text("hello")
+    with pytest.raises(ValueError, match="is not a Stable-Baselines3 zip"):
+        make_agent(f"sb3:{path}")
+
+
 # ------------------------------------------------------------------ the PettingZoo env, the tutorial's way
 
 
