@@ -42,6 +42,7 @@ import numpy as np
 from doudizhu_env import engine
 from doudizhu_env.cards import format_hand
 from doudizhu_env.engine import ROLE_NAMES, Deal, role_of
+from doudizhu_env.files import atomic_write, check_output
 from doudizhu_env.observation import seat_view
 from doudizhu_env.records import records_from_state, save_records
 from doudizhu_env.rules import Rules, resolve_rules
@@ -81,8 +82,7 @@ def _deal_of(state: engine.State, i: int, landlord: int) -> Deal:
 
 def save_deals(deals: Sequence[Deal], path: str) -> None:
     """Write deals as a JSON list of ``{hands, hole, first_bidder, landlord}``."""
-    with open(path, "w") as f:
-        json.dump([dataclasses.asdict(d) for d in deals], f)
+    atomic_write(path, json.dumps([dataclasses.asdict(d) for d in deals]))
 
 
 def load_deals(path: str) -> list[Deal]:
@@ -246,12 +246,15 @@ def run_arena(
 ) -> dict:
     """Play ``num_deals`` deals (or the given ``deals``) and return the report (see :func:`summarize`).
 
-    ``record``: a path to write every game to as JSON Lines game records (``docs/records.md``).
+    ``record``: a path to append every game to as JSON Lines game records (``docs/records.md``),
+    checked before any game is played (:func:`doudizhu_env.files.check_output`).
     ``pool``: where the chunks are played, a function ``pool(play, jobs)`` yielding ``play(job)``
     for each job in order (e.g. :func:`agents.ray_arena.ray_pool`, over a Ray cluster); by default
     this process (``workers`` 1) or a local pool of ``workers`` processes. The report does not depend on it.
     """
     rules = resolve_rules(rules)
+    if record is not None:
+        check_output(record, "record")
     if deals is None:
         deals = make_deals(seed, num_deals, rules, chunk_size)
     deals = list(deals)
@@ -261,7 +264,7 @@ def run_arena(
     jobs = [(cfg, k, deals[s : s + chunk_size], s) for k, s in enumerate(range(0, len(deals), chunk_size))]
     results = _run_jobs(jobs, workers, progress, len(deals), pool)
     if record is not None:
-        save_records((rec for r in results for rec in r.records), record)
+        save_records((rec for r in results for rec in r.records), record, append=True)
     report = summarize(results, cfg.names)
     report["config"] = {"lineup": list(lineup), "rules": rules.to_dict(), "duplicate": duplicate,
                         "seed": seed,

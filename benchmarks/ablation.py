@@ -78,7 +78,7 @@ def run_variant(name: str, overrides: dict, minutes: float, deals: int, out_dir:
         "log_seconds": 30, "checkpoint_minutes": 1e6, **overrides,
     })
     start = time.monotonic()
-    train(cfg)
+    train(cfg, overwrite=True)  # the benchmark's own runs, one folder per variant, made again
     minutes = (time.monotonic() - start) / 60
     path = os.path.join(out_dir, cfg.run_name, "checkpoint.pt")
     model = load_model(path)

@@ -154,7 +154,12 @@ def main(argv=None) -> list[dict]:
     parser.add_argument("--json", help="write the rows as JSON")
     args = parser.parse_args(argv)
     if args.train:
-        train_run(args.run, args.minutes)
+        from train.config import ConfigError
+
+        try:
+            train_run(args.run, args.minutes)
+        except ConfigError as err:
+            parser.error(str(err))
     one_thread()
     torch.set_num_threads(1)
     checkpoints = kept_checkpoints(args.run)

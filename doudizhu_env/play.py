@@ -35,6 +35,7 @@ import numpy as np
 from . import engine, records
 from .actions import BID0, DOUBLE, NO_DOUBLE, PASS, action_table
 from .cards import format_hand, parse_hand
+from .files import check_output
 from .observation import seat_view
 from .rules import Rules
 from .tableview import (
@@ -413,10 +414,11 @@ def main(argv=None) -> int:
         return 2
     seed = secrets.randbelow(10**6) if args.seed is None else args.seed
     try:
+        check_output(args.record, "--record")  # now, not after the first hand
         rules = Rules.preset(args.rules)
         agents, names = make_opponents(args.opponents, rules, args.seat, seed)
     except (ValueError, ImportError, OSError) as e:
-        advice = " (try --opponents rule rule)" if "pretrained" in args.opponents else ""
+        advice = " (try --opponents rule rule)" if "pretrained" in str(e) else ""
         print(f"error: cannot set up the table: {e}{advice}", file=sys.stderr)
         return 2
     _line_editing()

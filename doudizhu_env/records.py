@@ -42,6 +42,7 @@ from .cards import (
     card_rank,
     format_hand,
 )
+from .files import append_text, atomic_write
 from .rules import Rules
 
 FORMAT = "doudizhu-record"
@@ -132,14 +133,30 @@ def result_of(state: engine.State, game: int = 0) -> dict:
 # ----------------------------------------------------------------------------
 
 
+def _plain(value):
+    """JSON for the numpy scalars and arrays a record's metadata may hold."""
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    raise TypeError(f"a record holds {type(value).__name__} {str(value)[:40]!r}, which is not JSON")
+
+
 def save_records(recs: Iterable[dict], path: str | os.PathLike, append: bool = False) -> int:
-    """Write records to ``path``, one JSON object per line; returns how many were written."""
-    n = 0
-    with open(path, "a" if append else "w") as f:
-        for rec in recs:
-            f.write(json.dumps(rec, separators=(",", ":")) + "\n")
-            n += 1
-    return n
+    """Write records to ``path``, one JSON object per line; returns how many were written.
+
+    Every record is turned into JSON before the file is touched, so a record that cannot be
+    written leaves the file as it was. ``append=False`` replaces the file atomically;
+    ``append=True`` adds the lines in one write, on a fresh line (:mod:`doudizhu_env.files`).
+    """
+    lines = [json.dumps(rec, separators=(",", ":"), default=_plain) + "\n" for rec in recs]
+    text = "".join(lines)
+    if append:
+        if text:
+            append_text(path, text)
+    else:
+        atomic_write(path, text)
+    return len(lines)
 
 
 def iter_records(path: str | os.PathLike) -> Iterator[dict]:

@@ -176,8 +176,8 @@ class TrainConfig:
         if self.batch_size > self.buffer_size:
             raise ConfigError(f"batch_size ({self.batch_size}) must be <= buffer_size ({self.buffer_size}): "
                               "the learner never holds a full batch otherwise")
-        if not self.run_name or self.run_name in (".", "..") or re.search(r"[/\\]", self.run_name):
-            raise ConfigError(f"run_name must be a plain folder name (no '/', '\\', '.' or '..'), "
+        if not self.run_name or self.run_name in (".", "..") or re.search(r"[/\\\0]", self.run_name):
+            raise ConfigError(f"run_name must be a plain folder name (no '/', '\\', NUL, '.' or '..'), "
                               f"got {self.run_name!r}: the run goes to out_dir/run_name")
         self._check_backend()
         if not _DEVICE.fullmatch(self.device):

@@ -46,6 +46,7 @@ import torch.multiprocessing as mp
 
 from agents.checkpoint import CheckpointError, load_model, read_checkpoint, save_checkpoint
 from agents.dmc import DMCAgent, DMCModel
+from doudizhu_env.files import output_problem
 from doudizhu_env.rules import Rules
 
 from .actor import Actor, actor_process, epsilon_at
@@ -278,8 +279,36 @@ def check_opponents(cfg: TrainConfig) -> None:
                 raise ConfigError(f"{key}: {spec!r} is not an agent the run can play: {err}") from err
 
 
-def train(cfg: TrainConfig, resume: bool = False) -> dict:
-    """Run training to the end of its budget; returns the final evaluation."""
+def check_run_dir(cfg: TrainConfig, resume: bool, overwrite: bool) -> None:
+    """Refuse, before any work, a run folder that cannot be written, and an earlier run's checkpoint
+    that this run would replace (unless ``resume`` continues it or ``overwrite`` starts it again)."""
+    run_dir = os.path.join(cfg.out_dir, cfg.run_name)
+    problem = output_problem(os.path.join(run_dir, "checkpoint.pt")) if os.path.isdir(run_dir) else None
+    if os.path.exists(cfg.out_dir) and not os.path.isdir(cfg.out_dir):
+        problem = f"out_dir {cfg.out_dir!r} is a file"
+    elif os.path.realpath(cfg.out_dir).startswith(("/proc", "/sys")):
+        problem = f"out_dir {cfg.out_dir!r} is on a kernel file system"
+    if problem is None:
+        try:
+            os.makedirs(run_dir, exist_ok=True)
+        except OSError as err:
+            problem = f"cannot make the folder ({err.strerror})"
+    if problem:
+        raise ConfigError(f"the run folder {run_dir!r} cannot be written: {problem}; expected out_dir to be "
+                          "a writable folder (or a path where one can be made)")
+    if not resume and not overwrite and os.path.exists(os.path.join(run_dir, "checkpoint.pt")):
+        raise ConfigError(f"{run_dir!r} already holds the checkpoint of an earlier run with this out_dir and "
+                          "run_name; expected a new --run-name, --resume to continue that run, or "
+                          "--overwrite to start it again (replacing its checkpoint)")
+
+
+def train(cfg: TrainConfig, resume: bool = False, overwrite: bool = False) -> dict:
+    """Run training to the end of its budget; returns the final evaluation.
+
+    An earlier run's checkpoint in ``out_dir/run_name`` is continued with ``resume`` or replaced
+    with ``overwrite``; otherwise the run is refused before it starts (:func:`check_run_dir`).
+    """
+    check_run_dir(cfg, resume, overwrite)
     check_opponents(cfg)
     actors = actors_of(cfg)
     torch.set_num_threads(cfg.threads)
@@ -311,16 +340,21 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--resume", action="store_true",
                         help="continue the run out_dir/run_name from its checkpoint.pt (weights, optimizer, "
                              "frame count); the options must give the same model and rules")
+    parser.add_argument("--overwrite", action="store_true",
+                        help="start the run out_dir/run_name again, replacing the checkpoint of an earlier "
+                             "run with that name (without it, or --resume, such a run is refused)")
     return parser
 
 
 def main(argv=None) -> None:
     parser = build_parser()
     args = vars(parser.parse_args(sys.argv[1:] if argv is None else argv))
-    resume, path = args.pop("resume"), args.pop("config")
+    resume, overwrite, path = args.pop("resume"), args.pop("overwrite"), args.pop("config")
     try:
+        if resume and overwrite:
+            raise ConfigError("--resume and --overwrite are exclusive: continue the run, or start it again")
         cfg = load_config(path, {k: v for k, v in args.items() if v is not None})
-        report = train(cfg, resume=resume)
+        report = train(cfg, resume=resume, overwrite=overwrite)
     except (ConfigError, CheckpointError) as err:  # a bad option or file: one line, no traceback
         parser.exit(2, f"{parser.prog}: error: {one_line(err)}\n")
     if report:

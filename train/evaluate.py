@@ -36,6 +36,7 @@ from agents.arena import (
     save_deals,
 )
 from agents.ray_arena import BACKENDS, ClusterUnreachable, import_ray, ray_pool, ray_session
+from doudizhu_env.files import atomic_write, check_output
 from doudizhu_env.rules import Rules
 
 
@@ -60,9 +61,9 @@ def build_parser() -> argparse.ArgumentParser:
                    "`ray start` started here) or HOST:PORT; default: a local Ray instance for this run")
     p.add_argument("--chunk-size", type=int, default=200, help="deals per chunk (results depend on it)")
     p.add_argument("--deals", help="load deals from this JSON file instead of shuffling")
-    p.add_argument("--save-deals", help="write the deals played to this JSON file")
-    p.add_argument("--json", help="write the report to this JSON file")
-    p.add_argument("--record", help="write every game to this JSON Lines file (docs/records.md)")
+    p.add_argument("--save-deals", help="write the deals played to this JSON file (replaced if it exists)")
+    p.add_argument("--json", help="write the report to this JSON file (replaced if it exists)")
+    p.add_argument("--record", help="append every game to this JSON Lines file (docs/records.md)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     return p
 
@@ -125,6 +126,8 @@ def main(argv=None) -> dict:
     args = parser.parse_args(argv)
     try:  # a bad option, agent or file: one line naming it (and what was expected), exit status 2
         lineup, rules = resolve_args(args)
+        for option in ("json", "record", "save_deals"):  # before any work, not after every game
+            check_output(getattr(args, option), f"--{option.replace('_', '-')}", inputs=[args.deals])
         one_thread()
         deals = read_deals(args.deals) if args.deals else make_deals(args.seed, args.games, rules,
                                                                        args.chunk_size)
@@ -153,8 +156,7 @@ def main(argv=None) -> dict:
           f"{elapsed:.1f}s ({report['timing']['deals_per_s']:.1f} deals/s)")
     print(format_report(report))
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump(report, f, indent=1)
+        atomic_write(args.json, json.dumps(report, indent=1))
     return report
 
 
