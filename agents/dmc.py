@@ -34,6 +34,7 @@ import torch
 from torch import nn
 
 from doudizhu_env import engine
+from doudizhu_env.checks import short
 from doudizhu_env.engine import ROLE_NAMES
 from doudizhu_env.legal import bits_to_ids, sample_bits
 from doudizhu_env.observation import (
@@ -85,16 +86,32 @@ class ModelConfig:
 
     def __post_init__(self):
         if self.history not in HISTORY_ENCODERS:
-            raise ValueError(f"history must be one of {HISTORY_ENCODERS}, got {self.history!r}")
+            raise ValueError(f"history must be one of {HISTORY_ENCODERS}, got {short(self.history)}")
         for name in ("hidden", "lstm_hidden", "action_hidden", "head_hidden", "head_layers"):
             if not isinstance(getattr(self, name), int) or getattr(self, name) < 1:
-                raise ValueError(f"model.{name} must be a positive integer, got {getattr(self, name)!r}")
+                raise ValueError(f"model.{name} must be a positive integer, got {short(getattr(self, name))}")
+        gib = self.parameters() * 4 * 3 / 2**30  # float32 weights, and Adam's two moments
+        if gib > MAX_MODEL_GIB:
+            raise ValueError(f"the model sizes {self.to_dict()} need about {gib:,.0f} GiB for the weights "
+                             f"and Adam's state; expected at most {MAX_MODEL_GIB} GiB (smaller sizes)")
+
+    def parameters(self) -> int:
+        """Weights of the five position networks of these sizes (as :class:`QNet` builds them)."""
+        h, lh, ah, hh = self.hidden, self.lstm_hidden, self.action_hidden, self.head_hidden
+        move = _MOVE_CARDS + _MOVE_SEATS
+        history = 4 * lh * (move + lh + 2) if self.history == "lstm" else (HISTORY_MOVES * move + 1) * lh
+        head = (self.head_layers - 1) * (hh + 1) * hh + hh + 1
+        net = ((len(_NOT_HISTORY) + 1) * h + (h + 1) * h + history + (h + lh + 1) * h
+               + (ACTION_SIZE + 1) * ah + (h + 1) * hh + ah * hh + head)
+        return len(POSITIONS) * net
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
 
 
 HISTORY_ENCODERS = ("lstm", "mlp")
+#: The largest model a config may ask for (weights and Adam's state), in GiB.
+MAX_MODEL_GIB = 8
 
 
 class QNet(nn.Module):

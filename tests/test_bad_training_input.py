@@ -303,3 +303,45 @@ def test_arena_benchmark_options_have_help(capsys):
                           ("--skip-rlcard", "leave out the studies"), ("--dmc DMC", "DMC agent spec"),
                           ("--throughput-deals THROUGHPUT_DEALS", "deals per throughput")]:
         assert f"{option} {words}" in out, option
+
+
+# -- second round: bombs, huge values, sizes (issue 23) ------------------------------------------
+
+_LAUGHS = "{a: &a [1,1,1,1,1,1,1,1,1], " + ", ".join(
+    f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join(['*' + chr(97 + i)] * 9)}]" for i in range(8)) + "}"
+
+
+@pytest.mark.parametrize("text, message", [
+    (f"seed: {_LAUGHS}\n", "config key 'seed' must be int, got dict"),
+    (f"eval_opponents: {_LAUGHS}\n", "config key 'eval_opponents' must be a list"),
+    (f"run_name: {_LAUGHS}\n", "config key 'run_name' must be str"),
+    (f"model: {_LAUGHS}\n", r"unknown config key\(s\) \['model.a'"),
+    ("seed: " + "9" * 5000 + "\n", "not valid YAML: a value cannot be read"),
+    ("seed: " + "[" * 5000 + "\n", "not valid YAML"),
+    ("1: 2\n", r"unknown config key\(s\) \['1'\]"),
+    ("~: 3\n", r"unknown config key\(s\) \['None'\]"),
+    ("yes: 3\n", r"unknown config key\(s\) \['True'\]"),
+    (f"seed: {2**64}\n", r"seed must be < 2\*\*63"),
+    ("model: {hidden: 10000000}\n", "need about .* GiB for the weights"),
+    ("model: {head_layers: 100000}\n", "need about .* GiB for the weights"),
+    ("threads: 100000\n", "threads must be <= 1024"),
+    ("games_per_actor: 100000000\n", "need about .* GiB of samples"),
+    (f"queue_size: {10**12}\n", "need about .* GiB of samples"),
+])
+def test_hostile_configs_are_one_short_error(tmp_path, text, message):
+    path = tmp_path / "bad.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError, match=message) as err:
+        load_config(str(path))
+    assert len(str(err.value)) < 1000 and "\n" not in str(err.value)  # bounded, one line
+
+
+def test_a_checkpoint_asking_for_a_huge_model_is_refused(tmp_path):
+    path = tmp_path / "huge.pt"
+    save_checkpoint(str(path), small_model(), frames=0, updates=0)
+    data = torch.load(path, weights_only=True)
+    data["model_config"]["hidden"] = 10**6
+    del data["digest"]
+    torch.save(data, path)
+    with pytest.raises(CheckpointError, match="is not a ModelConfig.*GiB"):
+        load_model(str(path))

@@ -22,9 +22,14 @@ import yaml
 
 from agents.dmc import ModelConfig
 from agents.ray_arena import BACKENDS
+from doudizhu_env.checks import short
+from doudizhu_env.engine import MAX_HISTORY
+from doudizhu_env.observation import OBS_SIZE
 from doudizhu_env.rewards import OBJECTIVES as REWARD_OF_OBJECTIVE
 
-OBJECTIVES = tuple(REWARD_OF_OBJECTIVE)  # adp, wp, logadp: see doudizhu_env.rewards.OBJECTIVES
+OBJECTIVES = tuple(REWARD_OF_OBJECTIVE)
+#: The most memory a config's samples may take (:meth:`TrainConfig.memory_bytes`), in GiB.
+MAX_MEMORY_GIB = 16  # adp, wp, logadp: see doudizhu_env.rewards.OBJECTIVES
 _FLOAT = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
 _DEVICE = re.compile(r"auto|cpu|cuda(:\d+)?|mps")
 #: What 0 means for the fields that may be 0.
@@ -149,9 +154,9 @@ class TrainConfig:
             if isinstance(value, float) and not math.isfinite(value):
                 raise ConfigError(f"{f.name} must be a finite number, got {value}")
         if self.objective not in OBJECTIVES:
-            raise ConfigError(f"objective must be one of {OBJECTIVES}, got {self.objective!r}")
+            raise ConfigError(f"objective must be one of {OBJECTIVES}, got {short(self.objective)}")
         if self.rules not in ("standard", "douzero"):
-            raise ConfigError(f"rules must be 'standard' or 'douzero', got {self.rules!r}")
+            raise ConfigError(f"rules must be 'standard' or 'douzero', got {short(self.rules)}")
         for name in ("games_per_actor", "batch_size", "queue_size", "chunk_size", "buffer_size", "threads",
                      "ray_chunks_in_flight", "ray_broadcast_updates"):
             if getattr(self, name) < 1:
@@ -170,22 +175,41 @@ class TrainConfig:
         for name in ("learning_rate", "max_grad_norm"):
             if getattr(self, name) <= 0:
                 raise ConfigError(f"{name} must be > 0, got {getattr(self, name)}")
+        if self.seed >= 2**63:
+            raise ConfigError(f"seed must be < 2**63 (torch takes 64-bit seeds), got {short(self.seed)}")
         for name, zero in _ZERO_MEANS.items():
             if getattr(self, name) < 0:
                 raise ConfigError(f"{name} must be >= 0 (0: {zero}), got {getattr(self, name)}")
+        if self.threads > 1024:
+            raise ConfigError(f"threads must be <= 1024 (torch threads per process), got {self.threads}")
+        gib = self.memory_bytes() / 2**30
+        if gib > MAX_MEMORY_GIB:
+            raise ConfigError(f"games_per_actor ({self.games_per_actor}), buffer_size ({self.buffer_size}), "
+                              f"queue_size ({self.queue_size}) and chunk_size ({self.chunk_size}) need about "
+                              f"{gib:,.0f} GiB of samples and hands in progress; expected at most "
+                              f"{MAX_MEMORY_GIB} GiB (smaller values)")
         if self.batch_size > self.buffer_size:
             raise ConfigError(f"batch_size ({self.batch_size}) must be <= buffer_size ({self.buffer_size}): "
                               "the learner never holds a full batch otherwise")
         if not self.run_name or self.run_name in (".", "..") or re.search(r"[/\\\0]", self.run_name):
             raise ConfigError(f"run_name must be a plain folder name (no '/', '\\', NUL, '.' or '..'), "
-                              f"got {self.run_name!r}: the run goes to out_dir/run_name")
+                              f"got {short(self.run_name)}: the run goes to out_dir/run_name")
         self._check_backend()
         if not _DEVICE.fullmatch(self.device):
-            raise ConfigError(f"device must be auto, cpu, cuda, cuda:N or mps, got {self.device!r}")
+            raise ConfigError(f"device must be auto, cpu, cuda, cuda:N or mps, got {short(self.device)}")
+
+    def memory_bytes(self) -> int:
+        """About how much memory the run's samples take: every actor's hands in progress (one row per
+        decision, :class:`train.buffer.EpisodeRecorder`), the chunks in the queue and the buffer."""
+        row = -(-OBS_SIZE // 8) + 8 + 1 + 8 + 1
+        sample = -(-OBS_SIZE // 8) + 8 + 1 + 4
+        actors = max(self.num_actors, 1)
+        recorder = actors * self.games_per_actor * 2 * MAX_HISTORY * row
+        return recorder + (self.queue_size * self.chunk_size + self.buffer_size) * sample
 
     def _check_backend(self) -> None:
         if self.backend not in BACKENDS:
-            raise ConfigError(f"backend must be one of {BACKENDS}, got {self.backend!r}")
+            raise ConfigError(f"backend must be one of {BACKENDS}, got {short(self.backend)}")
         if self.backend == "ray" and self.num_actors < 1:
             raise ConfigError(f"backend: ray needs num_actors >= 1 (Ray actors), got {self.num_actors}; "
                               "num_actors: 0 (one actor in the learner's process) is the local backend's")
@@ -221,26 +245,28 @@ def _check_type(key: str, value, hint):
     if origin is list:
         (item,) = typing.get_args(hint)
         if not isinstance(value, list):
-            raise ConfigError(f"config key {key!r} must be a list, got {value!r}")
+            raise ConfigError(f"config key {short(key)} must be a list, got {short(value)}")
         return [_check_type(f"{key}[{i}]", v, item) for i, v in enumerate(value)]
     if hint is float and isinstance(value, int) and not isinstance(value, bool):
         return float(value)
     if hint is float and isinstance(value, str) and _FLOAT.fullmatch(value.strip()):
         return float(value)  # YAML 1.1 (PyYAML) reads 1e-4 (no dot) as a string
     if isinstance(value, bool) != (hint is bool) or not isinstance(value, hint):
-        raise ConfigError(f"config key {key!r} must be {hint.__name__}, got {type(value).__name__} {value!r}")
+        raise ConfigError(f"config key {short(key)} must be {hint.__name__}, got {type(value).__name__} "
+                          f"{short(value)}")
     return value
 
 
 def from_dict(cls, data: dict, prefix: str = ""):
     """Build dataclass ``cls`` from a nested dict, checking keys and types."""
     if not isinstance(data, dict):
-        raise ConfigError(f"config section {prefix or '<top>'!r} must be a mapping, got {data!r}")
+        raise ConfigError(f"config section {prefix or '<top>'!r} must be a mapping, got {short(data)}")
     hints = typing.get_type_hints(cls)
     names = {f.name for f in dataclasses.fields(cls)}
-    unknown = sorted(set(data) - names)
+    unknown = sorted(map(str, set(data) - names))
     if unknown:
-        raise ConfigError(f"unknown config key(s) {[prefix + k for k in unknown]}; known: {sorted(names)}")
+        raise ConfigError(f"unknown config key(s) {short([prefix + str(k) for k in unknown], 120)}; "
+                          f"known: {sorted(names)}")
     values = {}
     for key, value in data.items():
         hint = hints[key]
@@ -354,7 +380,14 @@ def one_line(err: Exception) -> str:
 
 
 def _read_yaml(text_or_file):
-    return yaml.load(text_or_file, Loader=_UniqueKeyLoader)
+    """The YAML document; what PyYAML cannot build (an integer of more than 4,300 digits, nesting
+    deeper than Python's recursion limit) is a ``yaml.YAMLError`` too."""
+    try:
+        return yaml.load(text_or_file, Loader=_UniqueKeyLoader)
+    except ValueError as err:  # int("9" * 5000): Python's limit on integer digits
+        raise yaml.YAMLError(f"a value cannot be read ({short(str(err), 120)})") from None
+    except RecursionError:
+        raise yaml.YAMLError("the document is nested too deeply to read") from None
 
 
 def load_config(path: str | None = None, overrides: dict | None = None) -> TrainConfig:

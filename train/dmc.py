@@ -280,19 +280,22 @@ def check_opponents(cfg: TrainConfig) -> None:
 
 
 def check_run_dir(cfg: TrainConfig, resume: bool, overwrite: bool) -> None:
-    """Refuse, before any work, a run folder that cannot be written, and an earlier run's checkpoint
-    that this run would replace (unless ``resume`` continues it or ``overwrite`` starts it again)."""
+    """Refuse, before any work, a run folder that cannot be made or written, and an earlier run's
+    checkpoint that this run would replace (unless ``resume`` continues it or ``overwrite`` starts
+    it again). Nothing is created here."""
     run_dir = os.path.join(cfg.out_dir, cfg.run_name)
-    problem = output_problem(os.path.join(run_dir, "checkpoint.pt")) if os.path.isdir(run_dir) else None
-    if os.path.exists(cfg.out_dir) and not os.path.isdir(cfg.out_dir):
-        problem = f"out_dir {cfg.out_dir!r} is a file"
-    elif os.path.realpath(cfg.out_dir).startswith(("/proc", "/sys")):
-        problem = f"out_dir {cfg.out_dir!r} is on a kernel file system"
-    if problem is None:
-        try:
-            os.makedirs(run_dir, exist_ok=True)
-        except OSError as err:
-            problem = f"cannot make the folder ({err.strerror})"
+    existing = os.path.abspath(run_dir)
+    while not os.path.exists(existing):
+        existing = os.path.dirname(existing)
+    problem = None
+    if not os.path.isdir(existing):
+        problem = f"{existing!r} is a file"
+    elif os.path.realpath(existing).startswith(("/proc", "/sys")):
+        problem = f"{existing!r} is on a kernel file system"
+    elif not os.access(existing, os.W_OK | os.X_OK):
+        problem = f"{existing!r} is not writable"
+    elif os.path.isdir(run_dir):
+        problem = output_problem(os.path.join(run_dir, "checkpoint.pt"))
     if problem:
         raise ConfigError(f"the run folder {run_dir!r} cannot be written: {problem}; expected out_dir to be "
                           "a writable folder (or a path where one can be made)")
