@@ -33,6 +33,7 @@ import tempfile
 import torch
 
 from agents.dmc import DMCModel, ModelConfig
+from doudizhu_env.checks import short
 from doudizhu_env.rules import Rules
 
 FORMAT, VERSION = "doudizhu-dmc", 1
@@ -95,8 +96,9 @@ def read_checkpoint(path: str) -> dict:
         raise CheckpointError(f"{path!r} is not a readable torch checkpoint: {err}") from err
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise CheckpointError(f"{path!r} is not a doudizhu DMC checkpoint (expected format {FORMAT!r})")
-    if data.get("version") != VERSION:
-        raise CheckpointError(f"{path!r} has checkpoint version {data.get('version')!r}, expected {VERSION}")
+    if type(data.get("version")) is not int or data["version"] != VERSION:  # not True, not 1.0
+        raise CheckpointError(f"{path!r} has checkpoint version {short(data.get('version'))}, "
+                              f"expected the integer {VERSION}")
     for key in ("rules", "model_config", "model"):
         if key not in data:
             raise CheckpointError(f"{path!r} lacks the {key!r} entry")

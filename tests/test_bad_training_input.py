@@ -345,3 +345,38 @@ def test_a_checkpoint_asking_for_a_huge_model_is_refused(tmp_path):
     torch.save(data, path)
     with pytest.raises(CheckpointError, match="is not a ModelConfig.*GiB"):
         load_model(str(path))
+
+
+def _damaged_resume(tmp_path, edit):
+    """A tiny run's checkpoint with ``edit(data)`` applied (the digest covers only the weights)."""
+    from train.dmc import train
+
+    cfg = load_config(TINY, {"out_dir": str(tmp_path), "run_name": "r", "total_frames": 300, "eval_deals": 0})
+    train(cfg)
+    path = tmp_path / "r" / "checkpoint.pt"
+    data = torch.load(path, weights_only=True)
+    edit(data)
+    torch.save(data, path)
+    return cfg, path
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda d: d.pop("rng"), "its rng state is None; expected torch's RNG state"),
+    (lambda d: d.update(rng={"torch": torch.zeros(7, dtype=torch.uint8)}), "its rng state is tensor"),
+    (lambda d: d.pop("frames"), r"its 'frames' is None; expected a count"),
+    (lambda d: d.update(frames="many"), r"its 'frames' is 'many'; expected a count"),
+    (lambda d: d.update(updates=-3), r"its 'updates' is -3; expected a count"),
+    (lambda d: d.update(optimizer={}), "holds no optimizer state to resume from"),
+    (lambda d: d.update(optimizer={"state": {}, "param_groups": []}), "optimizer state does not fit"),
+    (lambda d: d.update(version=True), "has checkpoint version True, expected the integer 1"),
+    (lambda d: d.update(version=1.0), "has checkpoint version 1.0, expected the integer 1"),
+])
+def test_resume_from_a_damaged_checkpoint_is_one_error(tmp_path, edit, message):
+    from train.dmc import train
+
+    cfg, path = _damaged_resume(tmp_path, edit)
+    before = path.read_bytes()
+    with pytest.raises(CheckpointError, match=message):
+        train(load_config(TINY, {"out_dir": str(tmp_path), "run_name": "r", "total_frames": 600,
+                                 "eval_deals": 0}), resume=True)
+    assert path.read_bytes() == before

@@ -46,6 +46,7 @@ import torch.multiprocessing as mp
 
 from agents.checkpoint import CheckpointError, load_model, read_checkpoint, save_checkpoint
 from agents.dmc import DMCAgent, DMCModel
+from doudizhu_env.checks import is_int, short
 from doudizhu_env.files import output_problem
 from doudizhu_env.rules import Rules
 
@@ -86,14 +87,17 @@ class Run:
                                   "checkpoint.pt of an earlier run with this out_dir and run_name")
         data = read_checkpoint(self.ckpt_path)
         model = load_model(self.ckpt_path, self.rules, self.cfg.model)
+        frames, updates, rng = _resume_state(self.ckpt_path, data)
+        try:
+            self.learner.optimizer.load_state_dict(data["optimizer"])
+        except (KeyError, TypeError, ValueError, RuntimeError, IndexError) as err:
+            raise CheckpointError(f"{self.ckpt_path!r}: its optimizer state does not fit this model's "
+                                  f"optimizer ({short(str(err), 120)})") from None
         self.model.load_state_dict(model.state_dict())
         self.train_model.load_state_dict(model.state_dict())
-        if data.get("optimizer") is None:
-            raise CheckpointError(f"{self.ckpt_path!r} holds no optimizer state to resume from")
-        self.learner.optimizer.load_state_dict(data["optimizer"])
-        self.frames = self.resumed_from = int(data["frames"])
-        self.updates = self.resumed_updates = self.learner.updates = int(data["updates"])
-        torch.set_rng_state(data["rng"]["torch"])
+        self.frames = self.resumed_from = frames
+        self.updates = self.resumed_updates = self.learner.updates = updates
+        torch.set_rng_state(rng)
 
     # -- bookkeeping -------------------------------------------------------
 
@@ -197,6 +201,26 @@ class Run:
         if self.cfg.eval_minutes and now - self.last["eval"] >= self.cfg.eval_minutes * 60:
             self.evaluate()
         self.maybe_log()
+
+
+def _resume_state(path: str, data: dict) -> tuple[int, int, torch.Tensor]:
+    """Frames, updates and torch RNG state of a checkpoint to resume from, checked (CheckpointError)."""
+    if not isinstance(data.get("optimizer"), dict) or not data["optimizer"]:
+        raise CheckpointError(f"{path!r} holds no optimizer state to resume from (a checkpoint of train.dmc "
+                              "has one; an exported file does not)")
+    counts = []
+    for key in ("frames", "updates"):
+        value = data.get(key)
+        if not is_int(value) or value < 0:
+            raise CheckpointError(f"{path!r}: its {key!r} is {short(value)}; expected a count (an integer "
+                                  ">= 0)")
+        counts.append(int(value))
+    rng = data.get("rng", {}).get("torch") if isinstance(data.get("rng"), dict) else None
+    expected = torch.get_rng_state()
+    if not isinstance(rng, torch.Tensor) or rng.dtype != expected.dtype or rng.shape != expected.shape:
+        raise CheckpointError(f"{path!r}: its rng state is {short(rng)}; expected torch's RNG state "
+                              f"(a {expected.dtype} tensor of {expected.numel()} entries)")
+    return counts[0], counts[1], rng
 
 
 # -- the ways of running actors (the Ray one: train.ray_backend.run_ray) ------
