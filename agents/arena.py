@@ -41,6 +41,7 @@ import numpy as np
 
 from doudizhu_env import engine
 from doudizhu_env.cards import format_hand
+from doudizhu_env.checks import agent_actions
 from doudizhu_env.engine import ROLE_NAMES, Deal, role_of
 from doudizhu_env.files import atomic_write, check_output
 from doudizhu_env.observation import seat_view
@@ -211,7 +212,7 @@ def play_games(state: engine.State, seat_agent: np.ndarray, agents: list) -> tup
         for k, agent in enumerate(agents):
             games = np.flatnonzero(live & (actor == k))
             if len(games):
-                actions[games] = agent.act(seat_view(state, games))
+                actions[games] = agent_actions(agent.act(seat_view(state, games)), len(games), agent)
         decisions += int(live.sum())
         state = engine.step(state, actions)
     return state, decisions

@@ -78,9 +78,9 @@ def env(**kwargs) -> AECEnv:
     """The wrapped environment, as PettingZoo's classic environments are wrapped (the same wrappers,
     reading the per-step attributes through the wrapped env's without a failed lookup per layer)."""
     illegal = kwargs.get("illegal_action", "raise")
-    game = raw_env(**kwargs)
+    game = raw_env(**kwargs)  # checks every argument
     if illegal == "penalty":
-        game = wrappers.TerminateIllegalWrapper(game, illegal_reward=kwargs.get("illegal_reward", -1.0))
+        game = wrappers.TerminateIllegalWrapper(game, illegal_reward=game.illegal_reward)
     game = _AssertOutOfBounds(game)
     return _OrderEnforcing(game)
 
@@ -125,7 +125,7 @@ class raw_env(AECEnv):  # noqa: N801  (PettingZoo's naming)
     def __init__(self, rules=None, reward: str = "score", render_mode: str | None = None,
                  perspective: int | None = None, illegal_action: str = "raise", illegal_reward: float = -1.0):
         super().__init__()
-        check_common(reward, render_mode, illegal_action)
+        self.illegal_reward = check_common(reward, render_mode, illegal_action, illegal_reward)
         check_seat("perspective", perspective, optional=True)
         self.rules = resolve_rules(rules)
         self.reward_kind, self.render_mode, self.perspective = reward, render_mode, perspective

@@ -84,6 +84,9 @@ def check_counts(counts: np.ndarray, what: str | None = None) -> None:
     counts = np.asarray(counts)
     if counts.shape != (NUM_RANKS,):
         raise ValueError(f"a hand has {NUM_RANKS} rank counts, got shape {counts.shape}")
+    whole = np.issubdtype(counts.dtype, np.number) and (counts == np.round(counts)).all()
+    if counts.dtype == bool or not whole:
+        raise ValueError(f"rank counts are whole numbers of cards, got {counts.tolist()}")
     bad = np.flatnonzero((counts < 0) | (counts > DECK_COUNTS))
     if len(bad):
         rank = int(bad[0])

@@ -88,6 +88,10 @@ class Deal:
             if unknown:
                 raise ValueError(f"unknown deal key(s) {sorted(unknown)}; expected hands, hole, "
                                  "first_bidder, landlord")
+            missing = [k for k in ("hands", "hole") if k not in deal]
+            if missing:
+                raise ValueError(f"a deal needs 'hands' and 'hole'; this one has no "
+                                 f"{' and no '.join(map(repr, missing))}")
             return Deal(tuple(deal["hands"]), deal["hole"], deal.get("first_bidder", 0), deal.get("landlord"))
         raise TypeError(f"a deal must be a Deal or a dict, got {type(deal).__name__}")
 

@@ -15,6 +15,7 @@ from gymnasium import spaces
 
 from . import engine
 from .actions import action_table
+from .checks import short
 from .observation import OBS_SIZE
 from .rewards import REWARDS
 from .rules import resolve_rules
@@ -28,14 +29,24 @@ ILLEGAL_ACTIONS = ("raise", "penalty")
 def check_choice(name: str, value, allowed) -> None:
     """``value`` must be one of ``allowed``."""
     if value not in allowed:
-        raise ValueError(f"{name} must be one of {tuple(allowed)}, got {value!r}")
+        raise ValueError(f"{name} must be one of {tuple(allowed)}, got {short(value)}")
 
 
-def check_common(reward: str, render_mode: str | None, illegal_action: str) -> None:
-    """The arguments every environment takes: ``reward``, ``render_mode`` (or None), ``illegal_action``."""
+def check_common(reward: str, render_mode: str | None, illegal_action: str, illegal_reward=-1.0) -> float:
+    """The arguments every environment takes: ``reward``, ``render_mode`` (or None), ``illegal_action``,
+    ``illegal_reward`` (a finite number; returned as a float)."""
     check_choice("reward", reward, REWARDS)
     check_choice("render_mode", render_mode, (None, *RENDER_MODES))
     check_choice("illegal_action", illegal_action, ILLEGAL_ACTIONS)
+    return check_number("illegal_reward", illegal_reward)
+
+
+def check_number(name: str, value) -> float:
+    """``value`` as a float: a finite int or float (not a bool, a string or NaN), or ValueError naming it."""
+    ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
+    if not ok or not np.isfinite(value):
+        raise ValueError(f"{name} must be a finite number, got {short(value)}")
+    return float(value)
 
 
 def check_seat(name: str, value, optional: bool = False) -> None:
@@ -44,7 +55,7 @@ def check_seat(name: str, value, optional: bool = False) -> None:
         return
     if not engine.is_seat(value):
         expected = "a seat 0..2 or None" if optional else "0, 1 or 2"
-        raise ValueError(f"{name} must be {expected}, got {value!r}")
+        raise ValueError(f"{name} must be {expected}, got {short(value)}")
 
 
 def observation_box() -> spaces.Box:

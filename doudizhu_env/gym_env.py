@@ -158,6 +158,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from . import engine
+from .checks import agent_actions
 from .engine import PHASE_NAMES, ROLE_NAMES, Deal, IllegalActionError, RandomPolicy
 from .env_args import (  # noqa: F401  (ILLEGAL_ACTIONS, observation_box: re-exported)
     ILLEGAL_ACTIONS,
@@ -238,7 +239,7 @@ class _Driver:
                 view = sub if len(games) == sub.num_games else engine.take(sub, games)
             else:
                 view = seat_view(sub, games)
-            actions[games] = np.asarray(opp.act(view), dtype=np.int64)
+            actions[games] = agent_actions(opp.act(view), len(games), opp)
         return actions
 
     def advance(self, state: engine.State, out: dict | None, autoreset: bool) -> engine.State:
@@ -296,11 +297,11 @@ class DouDizhuEnv(gymnasium.Env):
                  render_mode: str | None = None, illegal_action: str = "penalty",
                  illegal_reward: float = -1.0):
         check_seat("seat", seat)
-        check_common(reward, render_mode, illegal_action)
+        illegal_reward = check_common(reward, render_mode, illegal_action, illegal_reward)
         self.seat = int(seat)
         self.rules = resolve_rules(rules)
         self.reward_kind, self.render_mode = reward, render_mode
-        self.illegal_action, self.illegal_reward = illegal_action, float(illegal_reward)
+        self.illegal_action, self.illegal_reward = illegal_action, illegal_reward
         self._default_opponents = opponents is None
         self._driver = _GameOpponents(self.seat, [RandomPolicy(), RandomPolicy()] if opponents is None
                                          else opponents)
@@ -416,7 +417,7 @@ class _GameOpponents:
             return game.sample_legal(opp.rng)
         state = game.to_state()
         view = state if _samples_legal(opp) else seat_view(state, np.array([0]))
-        return int(np.broadcast_to(np.asarray(opp.act(view), dtype=np.int64), (1,))[0])
+        return int(agent_actions(opp.act(view), 1, opp)[0])
 
     def advance(self, game: Game) -> None:
         """The opponents act until the learning seat is to act or the hand is over."""

@@ -52,6 +52,7 @@ import numpy as np
 
 from .actions import BID0, BID3, DOUBLE, MAX_CHAIN_LENGTH, NO_DOUBLE, NUM_TYPES, action_table
 from .cards import DECK_COUNTS, DECK_SIZE, HAND_SIZE, HOLE_SIZE, NUM_RANKS
+from .checks import seat_array
 from .engine import PLAY, ROLE_NAMES, State, role_of, take  # noqa: F401  (ROLE_NAMES: re-exported)
 
 HISTORY_MOVES = 15
@@ -130,7 +131,7 @@ def _one_hot(values: np.ndarray, size: int) -> np.ndarray:
 def observe(state: State, seats=None) -> np.ndarray:
     """``(B, OBS_SIZE)`` float32 observations of ``seats`` (default: the seat to act) in each game."""
     n = state.num_games
-    seats = state.to_act.astype(np.int64) if seats is None else np.broadcast_to(np.asarray(seats), (n,))
+    seats = state.to_act.astype(np.int64) if seats is None else seat_array(seats, n)
     out = np.zeros((n, OBS_SIZE), dtype=np.float32)
     last = _last_moves(state)
     out[:, : CARD_BLOCKS * CARD_BITS] = card_bits(_card_counts(state, seats, last)).reshape(n, -1)
@@ -200,7 +201,7 @@ def seat_view(state: State, games=None, seats=None) -> State:
     agent given views cannot cheat.
     """
     sub = take(state, np.arange(state.num_games) if games is None else games)
-    seats = sub.to_act if seats is None else np.broadcast_to(np.asarray(seats), (sub.num_games,))
+    seats = sub.to_act if seats is None else seat_array(seats, sub.num_games)
     own = (np.arange(3)[None, :] == np.asarray(seats)[:, None])[:, :, None]
     return dataclasses.replace(
         sub,

@@ -35,6 +35,7 @@ import numpy as np
 from . import engine, records
 from .actions import BID0, DOUBLE, NO_DOUBLE, PASS, action_table
 from .cards import format_hand, parse_hand
+from .checks import agent_actions
 from .files import check_output
 from .observation import seat_view
 from .rules import Rules
@@ -191,7 +192,8 @@ class Table:
         """The action of the seat to act: the person's answer or the agent's choice."""
         seat = int(state.to_act[0])
         if seat != self.seat:
-            return int(self.agents[seat].act(seat_view(state, np.array([0])))[0])
+            agent = self.agents[seat]
+            return int(agent_actions(agent.act(seat_view(state, np.array([0]))), 1, agent)[0])
         legal = engine.legal_actions(state)[0].tolist()
         phase = int(state.phase[0])
         self.show(state)

@@ -19,6 +19,10 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
+#: The largest ``redeal_limit``: the engine counts redeals in 16 bits, and a hand redealt a thousand
+#: times (every seat passing each time) is already a broken bidding policy.
+MAX_REDEAL_LIMIT = 1000
+
 
 @dataclass(frozen=True)
 class Rules:
@@ -35,7 +39,8 @@ class Rules:
     spring: bool = True
     """Spring and reverse spring double the stake."""
     redeal_limit: int = 100
-    """An episode that redeals more than this many times (all seats passed) is truncated."""
+    """An episode that redeals more than this many times (all seats passed) is truncated
+    (at most :data:`MAX_REDEAL_LIMIT`)."""
 
     def __post_init__(self):
         for f in dataclasses.fields(self):
@@ -44,8 +49,8 @@ class Rules:
                 raise TypeError(f"Rules.{f.name} must be a bool, got {value!r}")
         if isinstance(self.redeal_limit, bool) or not isinstance(self.redeal_limit, int):
             raise TypeError(f"Rules.redeal_limit must be an int, got {self.redeal_limit!r}")
-        if self.redeal_limit < 0:
-            raise ValueError(f"Rules.redeal_limit must be >= 0, got {self.redeal_limit}")
+        if not 0 <= self.redeal_limit <= MAX_REDEAL_LIMIT:
+            raise ValueError(f"Rules.redeal_limit must be in 0..{MAX_REDEAL_LIMIT}, got {self.redeal_limit}")
 
     @staticmethod
     def preset(name: str = "standard", **overrides) -> Rules:

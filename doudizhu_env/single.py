@@ -63,6 +63,7 @@ import numpy as np
 from . import engine
 from .actions import BID0, DOUBLE, PASS, CombType, action_table
 from .cards import DECK_COUNTS, DECK_SIZE, HAND_SIZE, HOLE_SIZE, NUM_RANKS, card_rank
+from .checks import short
 from .engine import BIDDING, DOUBLING, MAX_HISTORY, NO_SPRING, OVER, PLAY, Deal
 from .legal import legal_tables
 from .observation import (
@@ -441,7 +442,10 @@ class Game:
             self.rewards, self.ended = [0.0, 0.0, 0.0], False
             self._state = None
             return
-        if check and not (0 <= action < self._t.num_actions and self.is_legal(action)):
+        if check and not 0 <= action < self._t.num_actions:
+            raise engine.IllegalActionError(f"action id {short(action)} out of range "
+                                            f"0..{self._t.num_actions - 1}")
+        if check and not self.is_legal(action):
             self._by_engine(engine.step(self.to_state(), np.array([action])))  # raises, naming the legal ones
             return
         if self.phase == BIDDING and action == BID0 and self.base == 0 and self.bids.count(-1) == 1:
@@ -559,6 +563,10 @@ class Game:
     def observe(self, seat: int) -> np.ndarray:
         """``(OBS_SIZE,)`` float32 observation of ``seat``: :func:`observe` of the one-game state, built
         from this game's fields."""
+        if not (type(seat) is int and 0 <= seat <= 2):
+            if not engine.is_seat(seat):
+                raise ValueError(f"seat must be 0, 1 or 2, got {short(seat)}")
+            seat = int(seat)
         out = np.zeros(OBS_SIZE, dtype=np.float32)
         out[:_CARDS_END] = self.cards.ravel().take(_CARD_ENTRIES[self.landlord >= 0, seat]) > _CARD_LEVELS
         if self.phase == PLAY and self.table_action >= 0:

@@ -204,3 +204,106 @@ def test_gym_env_takes_integer_actions_only(action):
     with pytest.raises(IllegalActionError, match="an action is one integer id"):
         game.step(action)
     assert game.state is before
+
+
+# -- second round (issue 23): engine, one-game path, environments, opponents --------------------
+
+
+def test_a_deal_without_hole_cards_names_the_key():
+    from doudizhu_env.single import Game
+
+    hands = [valid_deal().hands[k] for k in range(3)]
+    with pytest.raises(ValueError, match="a deal needs 'hands' and 'hole'; this one has no 'hole'"):
+        engine.reset(0, 1, deals=[{"hands": hands}])
+    with pytest.raises(ValueError, match="this one has no 'hole'"):
+        Game.new(0, deal={"hands": hands})
+
+
+@pytest.mark.parametrize("seats", [-1, 3, 1.5, "0", [0, 1, 2], True])
+def test_seats_out_of_range_are_refused(seats):
+    from doudizhu_env.observation import observe, seat_view
+
+    state = engine.reset(0, 2)
+    with pytest.raises(ValueError, match="seats must be"):
+        observe(state, seats=seats)
+    with pytest.raises(ValueError, match="seats must be"):
+        seat_view(state, seats=seats)
+
+
+@pytest.mark.parametrize("seat", [3, -1, 1.0, None])
+def test_one_game_observe_takes_a_seat(seat):
+    from doudizhu_env.single import Game
+
+    with pytest.raises(ValueError, match="seat must be 0, 1 or 2"):
+        Game.new(0).observe(seat)
+
+
+def test_one_game_step_with_a_huge_id_is_illegal():
+    from doudizhu_env.single import Game
+
+    game = Game.new(0)
+    before = game.to_state()
+    with pytest.raises(IllegalActionError, match="out of range 0..13556"):
+        game.step(2**70)
+    assert (game.to_state().history == before.history).all()
+
+
+def test_redeal_limit_is_bounded():
+    from doudizhu_env.rules import MAX_REDEAL_LIMIT, Rules
+
+    Rules(redeal_limit=MAX_REDEAL_LIMIT)
+    with pytest.raises(ValueError, match="redeal_limit must be in 0..1000, got 40000"):
+        Rules(redeal_limit=40000)
+
+
+@pytest.mark.parametrize("counts", [[0.5] + [0] * 14, [True] + [False] * 14])
+def test_format_hand_wants_whole_counts(counts):
+    with pytest.raises(ValueError, match="whole numbers of cards"):
+        format_hand(counts)
+
+
+@pytest.mark.parametrize("value", ["abc", float("nan"), float("inf"), True, None])
+def test_illegal_reward_is_a_finite_number(value):
+    gym = pytest.importorskip("gymnasium")
+    pytest.importorskip("pettingzoo")
+    import doudizhu_env  # noqa: F401  (registers DouDizhu-v0)
+    from doudizhu_env.aec import env
+
+    with pytest.raises(ValueError, match="illegal_reward must be a finite number"):
+        gym.make("DouDizhu-v0", illegal_reward=value)
+    with pytest.raises(ValueError, match="illegal_reward must be a finite number"):
+        env(illegal_action="penalty", illegal_reward=value)
+
+
+class _Returns:
+    name = "liar"
+
+    def __init__(self, value):
+        self.value = value
+
+    def act(self, view):
+        return self.value
+
+
+@pytest.mark.parametrize("value", [[], None, "bid1", [2.5], [[1]]])
+def test_an_opponent_returning_nonsense_is_named(value):
+    gym = pytest.importorskip("gymnasium")
+    import doudizhu_env  # noqa: F401
+    from agents.arena import play_games
+
+    env = gym.make("DouDizhu-v0", seat=1, opponents=[_Returns(value), _Returns(value)])
+    with pytest.raises(ValueError, match=r"liar returned .* for 1 game\(s\); expected 1 integer action"):
+        env.reset(seed=0)
+    state = engine.reset(0, 4)
+    with pytest.raises(ValueError, match=r"liar returned .* for 4 game\(s\); expected 4 integer"):
+        play_games(state, np.zeros((4, 3), np.int64), [_Returns(value)])
+
+
+def test_vector_env_opponent_of_the_wrong_length():
+    pytest.importorskip("gymnasium")
+    import doudizhu_env  # noqa: F401
+    from doudizhu_env.gym_env import DouDizhuVectorEnv
+
+    env = DouDizhuVectorEnv(8, seat=1, opponents=[_Returns([1] * 100), _Returns([1] * 100)])
+    with pytest.raises(ValueError, match="liar returned"):
+        env.reset(seed=0)
