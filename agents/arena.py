@@ -87,9 +87,26 @@ def save_deals(deals: Sequence[Deal], path: str) -> None:
 
 
 def load_deals(path: str) -> list[Deal]:
-    """Read deals written by :func:`save_deals`."""
-    with open(path) as f:
-        return [Deal.coerce(d) for d in json.load(f)]
+    """Read deals written by :func:`save_deals`, each checked (17 + 17 + 17 + 3 cards of one deck,
+    seats 0..2): ``ValueError`` names the first bad one."""
+    try:
+        with open(path) as f:
+            data = json.load(f)
+    except RecursionError:
+        raise ValueError("the JSON is nested too deeply; expected a list of deals") from None
+    except UnicodeDecodeError as err:
+        raise ValueError(f"not UTF-8 text ({err.reason})") from None
+    if not isinstance(data, list):
+        raise ValueError(f"expected a JSON list of deals, got {type(data).__name__}")
+    deals = []
+    for i, d in enumerate(data):
+        try:
+            deal = Deal.coerce(d)
+            engine.deal_from_cards(deal)
+        except (ValueError, TypeError) as err:
+            raise ValueError(f"deal {i}: {err}") from None
+        deals.append(deal)
+    return deals
 
 
 # ----------------------------------------------------------------------------
@@ -296,7 +313,7 @@ def _run_jobs(jobs: list, workers: int, progress: bool, total: int,
     bar = _progress_bar(total, progress)
     if pool is None and workers > 1 and len(jobs) > 1:
         ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else mp.get_context()
-        with ctx.Pool(workers, initializer=one_thread) as procs:
+        with ctx.Pool(min(workers, len(jobs)), initializer=one_thread) as procs:  # no idle processes
             return _gather(procs.imap(_job, jobs), jobs, bar)
     return _gather((pool or map)(_job, jobs), jobs, bar)
 

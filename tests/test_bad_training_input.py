@@ -380,3 +380,55 @@ def test_resume_from_a_damaged_checkpoint_is_one_error(tmp_path, edit, message):
         train(load_config(TINY, {"out_dir": str(tmp_path), "run_name": "r", "total_frames": 600,
                                  "eval_deals": 0}), resume=True)
     assert path.read_bytes() == before
+
+
+def _deals_file(tmp_path, edit):
+    import json
+
+    from agents.arena import make_deals, save_deals
+
+    path = tmp_path / "deals.json"
+    save_deals(make_deals(0, 2), str(path))
+    data = json.loads(path.read_text())
+    edit(data)
+    path.write_text(json.dumps(data) if not isinstance(data, str) else data)
+    return str(path)
+
+
+def _set(d, key, value):
+    d[0][key] = value
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda d: d[0]["hands"].__setitem__(0, d[0]["hands"][0] + "3"), "deal 0: a deal has hands of 17 cards"),
+    (lambda d: d[0]["hands"].__setitem__(0, "22222" + d[0]["hands"][0][5:]), "deal 0: impossible count"),
+    (lambda d: _set(d, "first_bidder", 7), "deal 0: first_bidder must be 0, 1 or 2, got 7"),
+    (lambda d: _set(d, "hole", None), "deal 0: "),
+    (lambda d: d.__setitem__(slice(None), ["x"]), "deal 0: a deal must be a Deal or a dict"),
+])
+def test_bad_deals_files_are_one_line(tmp_path, capsys, edit, message):
+    from train.evaluate import main
+
+    path = _deals_file(tmp_path, edit)
+    with pytest.raises(SystemExit) as err:
+        main(["--landlord", "random", "--farmers", "random", "--deals", path, "--no-progress"])
+    assert err.value.code == 2
+    line = capsys.readouterr().err
+    assert message in line and line.count("\n") == 1
+
+
+def test_deeply_nested_deals_and_swap_lineups(tmp_path, capsys):
+    from train.evaluate import main
+
+    path = tmp_path / "nested.json"
+    path.write_text("[" * 100_000)
+    for argv, message in (
+        (["--landlord", "random", "--farmers", "random", "--deals", str(path)], "nested too deeply"),
+        (["--seats", "rule", "random", "rlcard", "--duplicate", "swap", "--games", "3"],
+         "duplicate='swap' needs exactly two distinct agents"),
+    ):
+        with pytest.raises(SystemExit) as err:
+            main([*argv, "--no-progress"])
+        assert err.value.code == 2
+        line = capsys.readouterr().err
+        assert message in line and line.count("\n") == 1

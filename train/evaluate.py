@@ -34,6 +34,7 @@ from agents.arena import (
     one_thread,
     run_arena,
     save_deals,
+    seatings,
 )
 from agents.ray_arena import BACKENDS, ClusterUnreachable, import_ray, ray_pool, ray_session
 from doudizhu_env.files import atomic_write, check_output
@@ -126,6 +127,7 @@ def main(argv=None) -> dict:
     args = parser.parse_args(argv)
     try:  # a bad option, agent or file: one line naming it (and what was expected), exit status 2
         lineup, rules = resolve_args(args)
+        seatings(lineup, args.duplicate)  # a line-up the duplicate scheme cannot seat: now, not later
         for option in ("json", "record", "save_deals"):  # before any work, not after every game
             check_output(getattr(args, option), f"--{option.replace('_', '-')}", inputs=[args.deals])
         one_thread()
