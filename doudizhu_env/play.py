@@ -35,7 +35,7 @@ import numpy as np
 from . import engine, records
 from .actions import BID0, DOUBLE, NO_DOUBLE, PASS, action_table
 from .cards import format_hand, parse_hand
-from .checks import agent_actions
+from .checks import agent_actions, short
 from .files import check_output
 from .observation import seat_view
 from .rules import Rules
@@ -89,8 +89,8 @@ def parse_move(state: engine.State, text: str) -> list[int]:
     try:
         counts = parse_hand(text)
     except ValueError as e:
-        raise MoveError(f"cannot read {text.strip()!r}: {e}. Type cards like 333444+5+7, 3334 or 10JQKA, "
-                        "or pass; ? lists your moves") from None
+        raise MoveError(f"cannot read {short(text.strip())}: {e}. Type cards like 333444+5+7, 3334 or "
+                        "10JQKA, or pass; ? lists your moves") from None
     if counts.sum() == 0:
         raise MoveError("type some cards, pass, or ? for your moves")
     readings = _readings(table, counts, text)
@@ -124,7 +124,7 @@ def parse_bid(text: str, legal: list[int]) -> int:
     word = text.strip().lower().removeprefix("bid")
     word = "0" if word in ("pass", "p", "no", "n", "none") else word
     if word not in ("0", "1", "2", "3"):
-        raise MoveError(f"cannot read {text.strip()!r} as a bid: type 0 (no bid), 1, 2 or 3")
+        raise MoveError(f"cannot read {short(text.strip())} as a bid: type 0 (no bid), 1, 2 or 3")
     action = BID0 + int(word)
     if action not in legal:
         allowed = ", ".join(str(a - BID0) for a in legal)
@@ -139,7 +139,7 @@ def parse_double(text: str) -> int:
         return DOUBLE
     if word in ("n", "no", "no_double", "pass", "p"):
         return NO_DOUBLE
-    raise MoveError(f"cannot read {text.strip()!r}: type y to double or n not to")
+    raise MoveError(f"cannot read {short(text.strip())}: type y to double or n not to")
 
 
 # ----------------------------------------------------------------------------
@@ -217,7 +217,7 @@ class Table:
             self.write(f"    {k}) {self.table.names[a]}  ({self._kind(a)})")
 
         def pick(answer: str) -> int:
-            if answer.strip().isdigit() and 1 <= int(answer) <= len(options):
+            if answer.strip().isascii() and answer.strip().isdigit() and 1 <= int(answer) <= len(options):
                 return options[int(answer) - 1]
             if answer.strip() in (self.table.names[a] for a in options):
                 return self.table.index(answer.strip())

@@ -91,6 +91,21 @@ def test_table_asks_which_reading_and_retries():
     assert "type a number 1..3" in text
 
 
+def test_unicode_digits_and_huge_lines_are_answered_briefly():
+    state = scripted_state("333444555666789TJ")
+    answers = iter(["\u00b2", "1"])  # a superscript two: str.isdigit accepts it, int() does not
+    out = []
+    table = play.Table(state.rules, 0, {}, ["you", "a", "b"], Style(False), read=lambda p: next(answers),
+                       write=out.append)
+    assert table.choose(state, "333444555666") == play.parse_move(state, "333444555666")[0]
+    assert "type a number 1..3" in "\n".join(out)
+    parsers = (lambda t: play.parse_move(state, t), lambda t: play.parse_bid(t, [BID0]), play.parse_double)
+    for parse in parsers:
+        with pytest.raises(play.MoveError) as err:
+            parse("z" * 1_000_000)
+        assert len(str(err.value)) < 400
+
+
 def test_table_quit_and_end_of_input_raise_quit():
     state = scripted_state("333444555666789TJ")
     for answer in ("quit", EOFError):
