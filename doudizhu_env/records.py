@@ -42,6 +42,7 @@ from .cards import (
     card_rank,
     format_hand,
 )
+from .checks import short
 from .files import append_text, atomic_write
 from .rules import Rules
 
@@ -159,16 +160,29 @@ def save_records(recs: Iterable[dict], path: str | os.PathLike, append: bool = F
     return len(lines)
 
 
+def _lines(f, path) -> Iterator[str]:
+    """The lines of a text file opened as UTF-8; a file that is not is a :class:`RecordError`."""
+    try:
+        yield from f
+    except UnicodeDecodeError as e:
+        raise RecordError(f"{path} is not UTF-8 text ({e.reason} at byte {e.start}); records are JSON "
+                          "Lines in UTF-8") from None
+
+
 def iter_records(path: str | os.PathLike) -> Iterator[dict]:
     """The records of a JSON Lines file, checked one by one (blank lines are skipped)."""
-    with open(path) as f:
-        for number, line in enumerate(f, 1):
+    with open(path, encoding="utf-8") as f:
+        for number, line in enumerate(_lines(f, path), 1):
             if not line.strip():
                 continue
             try:
                 rec = json.loads(line)
             except json.JSONDecodeError as e:
                 raise RecordError(f"{path}, line {number}: not JSON ({e.msg} at column {e.colno})") from None
+            except RecursionError:
+                raise RecordError(f"{path}, line {number}: the JSON is nested too deeply") from None
+            except ValueError as e:  # an integer of more than 4,300 digits
+                raise RecordError(f"{path}, line {number}: {str(e)[:100]}") from None
             try:
                 check_record(rec)
             except RecordError as e:
@@ -195,21 +209,27 @@ def check_record(rec) -> None:
         raise RecordError(f"a record is a JSON object, got {type(rec).__name__}")
     if rec.get("format") != FORMAT:
         raise RecordError(f"not a game record: 'format' is {rec.get('format')!r}, expected {FORMAT!r}")
-    if rec.get("version") != VERSION:
-        raise RecordError(f"unsupported record version {rec.get('version')!r}; this reader knows {VERSION}")
+    if type(rec.get("version")) is not int or rec["version"] != VERSION:  # not true, not 1.0
+        raise RecordError(f"unsupported record version {short(rec.get('version'))}; this reader knows "
+                          f"the integer {VERSION}")
     missing = [k for k in _KEYS if k not in rec]
     if missing:
         raise RecordError(f"missing field(s) {missing}")
-    rules_of(rec)
+    rules = rules_of(rec)
     deal_ids(rec)
     _check_seat(rec["first_bidder"], "first_bidder")
-    if not _is_int(rec["redeals"]) or rec["redeals"] < 0:
-        raise RecordError(f"'redeals' must be an int >= 0, got {rec['redeals']!r}")
+    if not _is_int(rec["redeals"]) or not 0 <= rec["redeals"] <= rules.redeal_limit + 1:
+        raise RecordError(f"'redeals' must be an int 0..{rules.redeal_limit + 1} (the rules' redeal_limit "
+                          f"and the deal that passed it), got {short(rec['redeals'])}")
+    players = rec.get("players")
+    if players is not None and not (isinstance(players, list) and len(players) == 3
+                                    and all(p is None or isinstance(p, str) for p in players)):
+        raise RecordError(f"'players' must be a list of 3 names (strings or null), got {short(players)}")
     if not isinstance(rec["moves"], list):
         raise RecordError("'moves' must be a list of [seat, action] pairs")
     for i, move in enumerate(rec["moves"]):
         if not (isinstance(move, list) and len(move) == 2 and isinstance(move[1], str)):
-            raise RecordError(f"move {i}: expected [seat, action name], got {move!r}")
+            raise RecordError(f"move {i}: expected [seat, action name], got {short(move)}")
         _check_seat(move[0], f"move {i}: seat")
     if rec["escaped"] is not None:
         _check_seat(rec["escaped"], "escaped")
@@ -225,7 +245,7 @@ def _is_int(x) -> bool:
 
 def _check_seat(x, what: str) -> None:
     if not _is_int(x) or not 0 <= x <= 2:
-        raise RecordError(f"{what} must be a seat 0, 1 or 2, got {x!r}")
+        raise RecordError(f"{what} must be a seat 0, 1 or 2, got {short(x)}")
 
 
 def rules_of(rec: dict) -> Rules:
@@ -337,7 +357,10 @@ def replay(rec: dict) -> engine.State:
 def check_result(rec: dict, state: engine.State) -> engine.State:
     """The final state of a record from the state after its last move (:func:`replay_states`' last),
     applying its escape, checked against the recorded result."""
-    if rec["escaped"] is not None and not state.done[0]:
+    if rec["escaped"] is not None:
+        if state.done[0]:
+            raise RecordError(f"the moves finish the hand, but the record says seat {rec['escaped']} left it "
+                              "('escaped' must be null for a hand played to the end)")
         state = engine.escape(state, np.array([rec["escaped"]]))
     if not state.done[0]:
         raise RecordError(f"the record ends after {len(rec['moves'])} moves, before the hand is over")

@@ -19,10 +19,17 @@ from . import engine, records
 from .tableview import Style, hole_ids, role_label, rules_label, score_lines, suited_hand
 
 
+def printable(name: str, limit: int = 40) -> str:
+    """``name`` safe to print: control characters (ESC, OSC terminal sequences...) shown as ``?``,
+    at most ``limit`` characters."""
+    text = "".join(c if c.isprintable() else "?" for c in name)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def seat_names(rec: dict) -> list[str]:
     """``seat 0 (rule)`` style names of a record's seats (the players are optional)."""
     players = rec.get("players") or [None] * 3
-    return [f"seat {s}" + (f" ({p})" if p else "") for s, p in enumerate(players)]
+    return [f"seat {s}" + (f" ({printable(p)})" if p else "") for s, p in enumerate(players)]
 
 
 def _hands(state: engine.State, style: Style, names: list[str]) -> list[str]:
@@ -105,11 +112,17 @@ def main(argv=None) -> int:
     except (OSError, records.RecordError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
+    if not recs:
+        print(f"error: {args.file} holds no game records; expected JSON Lines written by --record",
+              file=sys.stderr)
+        return 1
     if args.game is not None and not 0 <= args.game < len(recs):
         print(f"error: {args.file} holds games 0..{len(recs) - 1}; no game {args.game}", file=sys.stderr)
         return 1
     for i in range(len(recs)) if args.game is None else [args.game]:
         try:
+            if args.list:
+                records.replay(recs[i])  # a summary of a record that lies is an error too
             lines = [summary_line(i, recs[i])] if args.list else format_game(recs[i], style, f"game {i}")
         except records.RecordError as e:
             print(f"error: {args.file}, game {i}: {e}", file=sys.stderr)

@@ -147,6 +147,13 @@ BAD = {
     "extra move": (lambda r: r["moves"].append([0, "pass"]), "already over"),
     "wrong scores": (lambda r: r["result"].update(scores=[0, 0, 0]), "do not give the recorded result"),
     "scores not ints": (lambda r: r["result"].update(scores=["1", 2, 3]), "'result' must be an object"),
+    # the second round (issue 23): impossible or lying records
+    "version true": (lambda r: r.update(version=True), "unsupported record version True"),
+    "version float": (lambda r: r.update(version=1.0), "unsupported record version 1.0"),
+    "redeals too many": (lambda r: r.update(redeals=40000), r"'redeals' must be an int 0..101"),
+    "players five": (lambda r: r.update(players=5), "'players' must be a list of 3 names"),
+    "players dict": (lambda r: r.update(players={"a": 1}), "'players' must be a list of 3 names"),
+    "escaped but finished": (lambda r: r.update(escaped=0), "the moves finish the hand, but the record says"),
 }
 
 
@@ -155,6 +162,19 @@ def test_malformed_records_raise_clear_errors(good, case):
     fn, message = BAD[case]
     with pytest.raises(records.RecordError, match=message):
         records.replay(_edit(good, fn))
+
+
+@pytest.mark.parametrize("content, message", [
+    ("\xff\xfe{}".encode("latin-1"), "is not UTF-8 text"),
+    ('{"a": 1}'.encode("utf-16"), "is not UTF-8 text"),
+    (b"[" * 100_000, "nested too deeply"),
+    (b'{"redeals": ' + b"9" * 5000 + b"}", "line 1: Exceeds the limit"),
+])
+def test_hostile_files_are_one_error(tmp_path, content, message):
+    path = tmp_path / "bad.jsonl"
+    path.write_bytes(content)
+    with pytest.raises(records.RecordError, match=message):
+        records.load_records(path)
 
 
 def test_malformed_files_name_the_line(good, tmp_path):
@@ -202,3 +222,22 @@ def test_replay_reports_bad_input(tmp_path, capsys):
     assert "game 0: the moves do not give the recorded result" in capsys.readouterr().err
     assert replay.main([str(tmp_path / "missing.jsonl")]) == 1
     assert "error:" in capsys.readouterr().err
+    assert replay.main([str(path), "--list"]) == 1  # the summary of a lying record is an error too
+    assert "do not give the recorded result" in capsys.readouterr().err
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    for argv in ([str(empty)], [str(empty), "--game", "0"]):
+        assert replay.main(argv) == 1
+        assert "holds no game records" in capsys.readouterr().err
+
+
+def test_replay_shows_control_characters_in_names_harmlessly(tmp_path, capsys):
+    path = tmp_path / "g.jsonl"
+    state = random_games("standard", 1, seed=2)
+    names = ["\x1b]0;pwned\x07evil", "\x1b[31mred", "x" * 500]
+    records.save_records(records.records_from_state(state, players=names), path)
+    for argv in ([str(path), "--no-color"], [str(path), "--list"]):
+        assert replay.main(argv) == 0
+        out = capsys.readouterr().out
+        assert "\x1b" not in out and "\x07" not in out and "?]0;pwned?evil" in out
+        assert "x" * 41 not in out
