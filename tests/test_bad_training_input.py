@@ -432,3 +432,23 @@ def test_deeply_nested_deals_and_swap_lineups(tmp_path, capsys):
         assert err.value.code == 2
         line = capsys.readouterr().err
         assert message in line and line.count("\n") == 1
+
+
+def test_a_huge_chunk_does_not_outlive_the_budget(tmp_path):
+    import time
+
+    from train.dmc import train
+
+    cfg = load_config(TINY, {"out_dir": str(tmp_path), "chunk_size": 10_000_000, "buffer_size": 10_000_000,
+                             "total_frames": 0, "max_minutes": 0.05, "eval_deals": 0})
+    start = time.monotonic()
+    train(cfg)
+    assert time.monotonic() - start < 30  # the budget is 3 s; one chunk alone would take minutes
+
+
+def test_an_evaluation_of_a_billion_deals_is_refused_at_once(capsys):
+    from train.evaluate import main
+
+    with pytest.raises(SystemExit) as err:
+        main(["--landlord", "random", "--farmers", "random", "--games", "1000000000"])
+    assert err.value.code == 2 and "--games must be at most 10,000,000" in capsys.readouterr().err

@@ -188,11 +188,13 @@ class Actor:
             self.hands += int(table.state.ended.sum())
         return out
 
-    def collect(self, num_samples: int, epsilon: float, warm: bool = False) -> dict[str, np.ndarray]:
-        """Step until at least ``num_samples`` samples are ready; return them."""
+    def collect(self, num_samples: int, epsilon: float, warm: bool = False,
+                stop=None) -> dict[str, np.ndarray]:
+        """Step until at least ``num_samples`` samples are ready (or ``stop()`` says the run is over,
+        checked every step, so a large chunk never outlives the run's budget); return them."""
         chunks, count = [], 0
         with torch.no_grad():
-            while count < num_samples:
+            while count < num_samples and not (stop is not None and stop()):
                 for out in self.step(epsilon, warm):
                     if len(out["target"]):
                         chunks.append(out)
@@ -211,7 +213,10 @@ def actor_process(model: DMCModel, cfg: TrainConfig, seed_seq: list[int], sample
     while not stop.is_set():
         eps = epsilon_at(frames.value, cfg.epsilon, cfg.epsilon_final, cfg.epsilon_decay_frames)
         before = actor.frames
-        chunk = actor.collect(cfg.chunk_size, eps, warm=frames.value < cfg.warm_start_frames)
+        warm = frames.value < cfg.warm_start_frames
+        chunk = actor.collect(cfg.chunk_size, eps, warm=warm, stop=stop.is_set)
+        if not len(chunk["target"]):
+            continue
         with frames.get_lock():
             frames.value += actor.frames - before
         while not stop.is_set():

@@ -113,5 +113,8 @@ class SampleBuffer:
 
 
 def concat_samples(chunks: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
-    """One chunk of several."""
+    """One chunk of several (of none: a chunk of no samples)."""
+    if not chunks:
+        return {"obs": np.zeros((0, -(-OBS_SIZE // 8)), np.uint8), "action": np.zeros(0, np.int64),
+                "position": np.zeros(0, np.int8), "target": np.zeros(0, np.float32)}
     return {k: np.concatenate([c[k] for c in chunks]) for k in SAMPLE_FIELDS}

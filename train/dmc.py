@@ -105,8 +105,12 @@ class Run:
         return (time.monotonic() - self.start) / 60.0
 
     def finished(self) -> bool:
+        return self.out_of_time(0)
+
+    def out_of_time(self, more_frames: int) -> bool:
+        """Whether the budget is spent once ``more_frames`` (not yet counted) are added."""
         cfg = self.cfg
-        out_of_frames = cfg.total_frames and self.frames >= cfg.total_frames
+        out_of_frames = cfg.total_frames and self.frames + more_frames >= cfg.total_frames
         out_of_time = cfg.max_minutes and self.elapsed_minutes() >= cfg.max_minutes
         return bool(out_of_frames or out_of_time)
 
@@ -231,7 +235,11 @@ def run_inline(run: Run) -> None:
     actor = Actor.from_config(run.model, run.cfg, np.random.default_rng([run.cfg.seed, 0, run.resumed_from]))
     while not run.finished():
         before = actor.frames
-        run.buffer.put(actor.collect(run.cfg.chunk_size, run.epsilon(), run.warming()))
+
+        def spent(before=before) -> bool:  # the frames of this chunk so far count against the budget
+            return run.out_of_time(actor.frames - before)
+
+        run.buffer.put(actor.collect(run.cfg.chunk_size, run.epsilon(), run.warming(), stop=spent))
         run.frames += actor.frames - before
         run.train_on_buffer()
         run.periodic()

@@ -69,6 +69,10 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+#: The most deals one evaluation plays (they are all dealt before the first game).
+MAX_DEALS = 10_000_000
+
+
 def resolve_args(args) -> tuple[list[str], Rules]:
     """The line-up and the rules of the parsed options."""
     if args.seats:
@@ -80,6 +84,9 @@ def resolve_args(args) -> tuple[list[str], Rules]:
     for name in ("games", "workers", "chunk_size"):
         if getattr(args, name) is not None and getattr(args, name) < 1:
             raise ValueError(f"--{name.replace('_', '-')} must be at least 1, got {getattr(args, name)}")
+    if args.games is not None and args.games > MAX_DEALS:
+        raise ValueError(f"--games must be at most {MAX_DEALS:,} (every deal is made before the first game), "
+                         f"got {args.games:,}; run several evaluations with different --seed instead")
     rules = Rules.preset(args.rules)
     if args.fixed_landlord:
         rules = Rules.preset(args.rules, bidding=False)
