@@ -214,12 +214,22 @@ class DMCAgent(Agent):
     name = "dmc"
 
     def __init__(self, model: DMCModel, epsilon: float = 0.0, rng: np.random.Generator | None = None,
-                 bidding_epsilon: float | None = None):
+                 bidding_epsilon: float | None = None, doubling_epsilon: float | None = None):
         self.model = model
         self.epsilon = epsilon
         self.bidding_epsilon = bidding_epsilon
         """Exploration at the bidding position (default: ``epsilon``)."""
+        self.doubling_epsilon = doubling_epsilon
+        """Exploration at the doubling position (default: ``epsilon``)."""
         self.rng = rng or np.random.default_rng(0)
+
+    def epsilons(self, pos: np.ndarray) -> np.ndarray:
+        """The probability of a uniformly random legal action at each position of ``pos``."""
+        def given(eps):
+            return self.epsilon if eps is None else eps
+
+        return np.select([pos == 0, pos == 1], [given(self.bidding_epsilon), given(self.doubling_epsilon)],
+                         self.epsilon)
 
     def act(self, view: engine.State) -> np.ndarray:
         return self.decide(view)[0]
@@ -253,9 +263,7 @@ class DMCAgent(Agent):
             q = self._q(obs, pos, ids, offsets)
             live_offsets = np.concatenate([offsets[live], [offsets[-1]]])
             actions[live] = ids[segment_argmax(q, live_offsets)]
-            eps = np.where(pos == 0, self.epsilon if self.bidding_epsilon is None else self.bidding_epsilon,
-                           self.epsilon)
-            explore = np.flatnonzero((self.rng.random(state.num_games) < eps) & (pos >= 0))
+            explore = np.flatnonzero((self.rng.random(state.num_games) < self.epsilons(pos)) & (pos >= 0))
             if len(explore):
                 actions[explore] = sample_bits(bits[explore], self.rng)
         return actions, obs, pos

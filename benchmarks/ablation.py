@@ -52,6 +52,7 @@ VARIANTS: dict[str, dict] = {
     "batch_4096": {"batch_size": 4096},
     "lr_1e-4": {"learning_rate": 1e-4},
     "lr_1e-3": {"learning_rate": 1e-3},
+    "doubling_eps_0.01": {"doubling_epsilon": 0.01},
     # who the model plays with
     "rule_opponents": {"opponents": ["rule"], "opponent_share": 0.5},
     "lstm_rule_opponents": {"model.history": "lstm", "opponents": ["rule"], "opponent_share": 0.5},
@@ -65,7 +66,8 @@ VARIANTS: dict[str, dict] = {
 }
 #: The variants run when none are named.
 DEFAULT_VARIANTS = ("default", "lstm", "wide", "narrow", "deep_head", "douzero_sized", "batch_256",
-                    "batch_4096", "lr_1e-4", "lr_1e-3", "rule_opponents", "warm_start", "warm_rule_opponents")
+                    "batch_4096", "lr_1e-4", "lr_1e-3", "doubling_eps_0.01", "rule_opponents", "warm_start",
+                    "warm_rule_opponents")
 
 
 def run_variant(name: str, overrides: dict, minutes: float, deals: int, out_dir: str, seed: int,

@@ -50,11 +50,10 @@ def epsilon_at(frames: int, start: float, final: float, decay_frames: int) -> fl
     return start + (final - start) * min(1.0, frames / decay_frames)
 
 
-def explore(actions: np.ndarray, state: engine.State, pos: np.ndarray, epsilon: float,
-            bidding_epsilon: float, rng: np.random.Generator) -> np.ndarray:
-    """``actions`` with each replaced by a uniformly random legal one with probability ``epsilon``
-    (``bidding_epsilon`` at bidding decisions); games that are over (position -1) keep theirs."""
-    eps = np.where(pos == 0, bidding_epsilon, epsilon)
+def explore(actions: np.ndarray, state: engine.State, pos: np.ndarray, eps: np.ndarray,
+            rng: np.random.Generator) -> np.ndarray:
+    """``actions`` with each replaced by a uniformly random legal one with probability ``eps`` (per
+    game, e.g. :meth:`agents.dmc.DMCAgent.epsilons`); games that are over (position -1) keep theirs."""
     games = np.flatnonzero((rng.random(state.num_games) < eps) & (pos >= 0))
     out = actions.copy()
     if len(games):
@@ -101,7 +100,7 @@ class _Table:
         if teacher is not None:
             obs, pos = observe(s), positions(s)
             taught = teacher.act(seat_view(s))
-            actions = explore(taught, s, pos, agent.epsilon, _bidding_eps(agent), agent.rng)
+            actions = explore(taught, s, pos, agent.epsilons(pos), agent.rng)
         elif len(mine):
             actions[mine], obs, pos = agent.decide(engine.take(s, mine) if len(mine) < len(self.games) else s)
         for i, opponent in enumerate(opponents):
@@ -128,10 +127,6 @@ class _Table:
         return out
 
 
-def _bidding_eps(agent: DMCAgent) -> float:
-    return agent.epsilon if agent.bidding_epsilon is None else agent.bidding_epsilon
-
-
 class Actor:
     """Steps ``num_games`` games and yields Monte-Carlo samples of the model's decisions.
 
@@ -145,8 +140,10 @@ class Actor:
 
     def __init__(self, model: DMCModel, num_games: int, objective: str, rng: np.random.Generator,
                  bidding_epsilon: float | None = None, fixed_landlord_share: float = 0.0,
-                 opponents: list | None = None, opponent_share: float = 0.0, teacher=None):
-        self.agent = DMCAgent(model, rng=rng, bidding_epsilon=bidding_epsilon)
+                 opponents: list | None = None, opponent_share: float = 0.0, teacher=None,
+                 doubling_epsilon: float | None = None):
+        self.agent = DMCAgent(model, rng=rng, bidding_epsilon=bidding_epsilon,
+                              doubling_epsilon=doubling_epsilon)
         self.rng = rng
         self.opponents = list(opponents or [])
         self.teacher = teacher
@@ -171,7 +168,7 @@ class Actor:
         opponents = [build(spec) for spec in cfg.opponents] if cfg.opponent_share else []
         teacher = build(cfg.warm_start_agent) if cfg.warm_start_frames else None
         return cls(model, cfg.games_per_actor, cfg.objective, rng, cfg.bidding_epsilon,
-                   cfg.fixed_landlord_share, opponents, cfg.opponent_share, teacher)
+                   cfg.fixed_landlord_share, opponents, cfg.opponent_share, teacher, cfg.doubling_epsilon)
 
     def step(self, epsilon: float, warm: bool = False) -> list[dict[str, np.ndarray]]:
         """One decision in every game; the samples of the hands that ended (possibly none).

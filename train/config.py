@@ -72,6 +72,10 @@ class TrainConfig:
     """Exploration at bidding decisions (constant). Higher than ``epsilon``: a policy that
     learns to pass everywhere otherwise spends its frames on redeals, and landlord play
     needs landlords."""
+    doubling_epsilon: float = 0.2
+    """Exploration at doubling decisions (constant). With ``epsilon`` there, a policy that always
+    (or never) doubles hardly ever tries the other choice, so its value is barely learned and the
+    greedy choice stays stuck on one side whatever the hand (``benchmarks.bidding`` measures it)."""
     fixed_landlord_share: float = 0.5
     """Share of each actor's games dealt without bidding (landlord drawn at random, as in the
     ``fixed_landlord`` evaluation). These games teach the play networks every kind of hand in
@@ -169,7 +173,7 @@ class TrainConfig:
                               "a list of agent specs, e.g. opponents: [rule]")
         if self.num_actors < 0:
             raise ConfigError(f"num_actors must be >= 0, got {self.num_actors}")
-        for name in ("epsilon", "epsilon_final", "bidding_epsilon"):
+        for name in ("epsilon", "epsilon_final", "bidding_epsilon", "doubling_epsilon"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ConfigError(f"{name} must be a probability in [0, 1], got {getattr(self, name)}")
         for name in ("learning_rate", "max_grad_norm"):
