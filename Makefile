@@ -15,7 +15,7 @@ TORCH := torch==2.13.0
 # (these variables are set with := so that only the command line overrides them, not the environment)
 TORCH_PIP_ARGS :=
 EXTRAS := env,train,dev,peers,docs,rl,ray
-TRAIN_ARGS := --config configs/default.yaml --max-minutes 5
+TRAIN_ARGS := --config configs/default.yaml --max-minutes 5 --overwrite
 SITE_DIR := build/site
 
 BIN := $(VENV)/bin
