@@ -77,11 +77,16 @@ def ray_session(address: str = "", num_cpus: int | None = None):
 def check_reachable(address: str, timeout: float = 5.0) -> None:
     """:class:`ClusterUnreachable` when nothing listens at ``HOST:PORT`` (Ray would retry for minutes).
 
-    Other addresses (``auto``, ``ray://...``) are left to ``ray.init``.
+    ``auto`` and ``ray://...`` are left to ``ray.init``; anything else that is not ``HOST:PORT``
+    (``:6379``, ``host:``, ``host:port``) is :class:`ClusterUnreachable` at once, before Ray logs
+    its own traceback.
     """
-    host, _, port = address.rpartition(":")
-    if "://" in address or not host or not port.isdigit():
+    if address == "auto" or "://" in address:
         return
+    host, _, port = address.rpartition(":")
+    if not host or not (port.isascii() and port.isdigit() and 0 < int(port) < 65536):
+        raise ClusterUnreachable(f"{address[:80]!r} is not a Ray address; expected 'auto' or HOST:PORT "
+                                 "(e.g. 10.0.0.5:6379, as `ray start --head` printed it)")
     try:
         socket.create_connection((host, int(port)), timeout=timeout).close()
     except OSError as err:

@@ -220,6 +220,17 @@ def test_an_unreachable_cluster_is_one_line_and_exit_2(command, tmp_path):
     assert len(lines) == 1 and "nothing answers at '127.0.0.1:1'" in lines[0], run.stderr
 
 
+@pytest.mark.parametrize("address", [":6379", "host:", "host:port", "10.0.0.1:99999"])
+def test_an_address_that_is_not_host_port_is_one_line(address):
+    pytest.importorskip("ray")
+    args = [sys.executable, "-m", "train.evaluate", "--seats", "random", "random", "random", "--games", "3",
+            "--backend", "ray", "--ray-address", address]
+    run = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 2, run.stderr
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1 and "is not a Ray address; expected 'auto' or HOST:PORT" in lines[0], run.stderr
+
+
 def test_nothing_imports_ray_unless_asked():
     code = ("import sys\nimport train.dmc, train.evaluate, train.ray_backend, agents.arena\n"
             "import agents.ray_arena\n"
