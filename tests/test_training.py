@@ -534,3 +534,15 @@ def test_dmc_agent_is_greedy_on_q_values():
         best = ids[offsets[g] + int(np.argmax(q[offsets[g] : offsets[g + 1]]))]
         assert actions[g] == best
     assert np.array_equal(agent.act(state), actions)
+
+
+def test_no_periodic_evaluation_without_deals(tmp_path, monkeypatch):
+    """``eval_deals: 0`` means no evaluation, also when ``eval_minutes`` comes round."""
+    import train.dmc as dmc
+
+    clock = iter(range(0, 10**9, 600))
+    monkeypatch.setattr(dmc.time, "monotonic", lambda: float(next(clock)))
+    cfg = tiny(tmp_path, total_frames=600, eval_minutes=1.0, eval_deals=0, max_minutes=0.0,
+               checkpoint_minutes=1e6, log_seconds=1e9)
+    dmc.train(cfg)  # every clock reading 10 minutes after the last: each step's evaluation is due
+    assert not os.path.exists(os.path.join(str(tmp_path), cfg.run_name, "eval.json"))

@@ -202,7 +202,8 @@ class Run:
         now = time.monotonic()
         if now - self.last["ckpt"] >= self.cfg.checkpoint_minutes * 60:
             self.checkpoint()
-        if self.cfg.eval_minutes and now - self.last["eval"] >= self.cfg.eval_minutes * 60:
+        due = self.cfg.eval_minutes and now - self.last["eval"] >= self.cfg.eval_minutes * 60
+        if due and self.cfg.eval_deals:  # eval_deals 0: no evaluation, periodic or final
             self.evaluate()
         self.maybe_log()
 
