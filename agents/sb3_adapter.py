@@ -48,6 +48,7 @@ import numpy as np
 from gymnasium import spaces
 
 from doudizhu_env import engine
+from doudizhu_env.checks import short
 from doudizhu_env.env_args import observation_box, observation_space
 from doudizhu_env.observation import OBS_SIZE, observe
 
@@ -95,11 +96,6 @@ class SB3Agent(Agent):
         return np.asarray(actions, dtype=np.int64).reshape(view.num_games)
 
 
-def _short(value, limit: int = 80) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else text[:limit] + "..."
-
-
 def _read_zip(path: str) -> tuple[dict, bytes]:
     """The settings (JSON) and the policy weights (bytes) of an SB3 zip, or ValueError."""
     try:
@@ -115,7 +111,7 @@ def _read_zip(path: str) -> tuple[dict, bytes]:
     try:
         settings = json.loads(data)
     except (ValueError, RecursionError) as err:
-        raise ValueError(f"{path!r}: its 'data' is not JSON ({_short(str(err))})") from None
+        raise ValueError(f"{path!r}: its 'data' is not JSON ({short(str(err))})") from None
     if not isinstance(settings, dict):
         raise ValueError(f"{path!r}: its 'data' is {type(settings).__name__}; expected a JSON object")
     return settings, weights
@@ -130,7 +126,7 @@ def _spaces(path: str, settings: dict) -> tuple[spaces.Space, spaces.Discrete, b
     try:
         n = int(act["n"])
     except (KeyError, TypeError, ValueError):
-        raise ValueError(f"{path!r}: its action space has no size 'n' ({_short(act.get('n'))})") from None
+        raise ValueError(f"{path!r}: its action space has no size 'n' ({short(act.get('n'))})") from None
     sizes = {name: observation_space(name)["action_mask"].shape[0] for name in ("standard", "douzero")}
     rules = next((name for name, size in sizes.items() if size == n), None)
     if rules is None:
@@ -141,7 +137,7 @@ def _spaces(path: str, settings: dict) -> tuple[spaces.Space, spaces.Discrete, b
         return observation_space(rules), spaces.Discrete(n), True
     if "spaces.box.Box" in kind:
         return observation_box(), spaces.Discrete(n), False
-    raise ValueError(f"{path!r}: its observation space is {_short(kind)}; expected a gymnasium Dict "
+    raise ValueError(f"{path!r}: its observation space is {short(kind)}; expected a gymnasium Dict "
                      "(observation, action_mask) or Box")
 
 
@@ -149,7 +145,7 @@ def _policy_kwargs(path: str, settings: dict) -> dict:
     """``policy_kwargs`` of the save, if they are plain JSON (no pickled objects)."""
     kwargs = settings.get("policy_kwargs", {})
     if not isinstance(kwargs, dict):
-        raise ValueError(f"{path!r}: its policy_kwargs are {_short(kwargs)}; expected a JSON object")
+        raise ValueError(f"{path!r}: its policy_kwargs are {short(kwargs)}; expected a JSON object")
     pickled = sorted(k for k, v in kwargs.items() if isinstance(v, dict) and ":serialized:" in v)
     if pickled or ":serialized:" in kwargs:
         raise ValueError(f"{path!r}: its policy_kwargs hold pickled objects ({', '.join(pickled) or 'all'}), "
@@ -173,13 +169,13 @@ def load_policy(path: str):
     try:
         policy = policy_class(obs_space, act_space, lr_schedule=lambda _: 0.0, **kwargs)
     except (TypeError, ValueError) as err:
-        raise ValueError(f"{path!r}: its policy_kwargs {_short(kwargs)} do not build a policy: "
-                         f"{_short(str(err), 160)}") from None
+        raise ValueError(f"{path!r}: its policy_kwargs {short(kwargs)} do not build a policy: "
+                         f"{short(str(err), 160)}") from None
     try:
         state = torch.load(io.BytesIO(weights), map_location="cpu", weights_only=True)
         policy.load_state_dict(state)
     except Exception as err:  # unpickling refused, wrong keys or shapes: the weights do not fit
         raise ValueError(f"{path!r}: its policy.pth does not load as the weights of that policy "
-                         f"({_short(str(err), 160)})") from None
+                         f"({short(str(err), 160)})") from None
     policy.set_training_mode(False)
     return policy
