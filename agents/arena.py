@@ -34,7 +34,7 @@ import math
 import multiprocessing as mp
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence, Sized
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -65,11 +65,15 @@ def make_deals(seed: int, num_deals: int, rules: Rules | str | None = None,
     rules = resolve_rules(rules)
     deals: list[Deal] = []
     for k, start in enumerate(range(0, num_deals, chunk_size)):
-        n = min(chunk_size, num_deals - start)
-        state = engine.reset(np.random.default_rng([seed, k, 1]), n, rules)
-        landlord = state.landlord if not rules.bidding else np.full(n, -1)
-        deals += [_deal_of(state, i, int(landlord[i])) for i in range(n)]
+        deals += chunk_deals(seed, k, min(chunk_size, num_deals - start), rules)
     return deals
+
+
+def chunk_deals(seed: int, chunk: int, num_deals: int, rules: Rules) -> list[Deal]:
+    """The deals of chunk ``chunk`` of :func:`make_deals`, drawn from ``(seed, chunk)`` alone."""
+    state = engine.reset(np.random.default_rng([seed, chunk, 1]), num_deals, rules)
+    landlord = state.landlord if not rules.bidding else np.full(num_deals, -1)
+    return [_deal_of(state, i, int(landlord[i])) for i in range(num_deals)]
 
 
 def _deal_of(state: engine.State, i: int, landlord: int) -> Deal:
@@ -205,6 +209,25 @@ def play_chunk(cfg: ArenaConfig, chunk: int, deals: Sequence[Deal], first_index:
                        decisions, recs)
 
 
+def lead_values(result: ChunkResult, cfg: ArenaConfig) -> tuple[np.ndarray, np.ndarray]:
+    """Per deal of a played chunk (in order), the mean score and the share of games won of the agent
+    at position 0 of ``cfg.lineup``, counting only the seats it holds as position 0 (so an agent
+    that also fills other positions is still measured in that one place).
+
+    Position 0 is seat ``r`` (with bidding) or role ``r`` (fixed landlord) in rotation ``r``, and
+    position 0 with ``duplicate="none"``; games are ordered by seating, then deal.
+    """
+    if cfg.duplicate == "swap":
+        raise ValueError("lead_values needs duplicate 'rotate' or 'none'; 'swap' moves agents, not seats")
+    games = len(result.deal)
+    position = np.arange(games) // (games // 3) if cfg.duplicate == "rotate" else np.zeros(games, np.int64)
+    seat = position if cfg.rules.bidding else np.argmax(result.roles == position[:, None], axis=1)
+    score = result.scores[np.arange(games), seat].astype(np.float64)
+    local = result.deal - int(result.deal.min())
+    count = np.bincount(local)
+    return np.bincount(local, weights=score) / count, np.bincount(local, weights=score > 0) / count
+
+
 def _chunk_records(cfg: ArenaConfig, chunk: int, state: engine.State, seat_agent: np.ndarray,
                    deal_index: np.ndarray, num_deals: int) -> list[dict]:
     """The game records of a played chunk: players per seat, and where each game came from."""
@@ -279,7 +302,7 @@ def run_arena(
     cfg = ArenaConfig(tuple(lineup), rules, duplicate, seed, chunk_size, agent_factory, sorted(set(lineup)),
                       record=record is not None)
     seatings(cfg.lineup, duplicate)  # validate early
-    jobs = [(cfg, k, deals[s : s + chunk_size], s) for k, s in enumerate(range(0, len(deals), chunk_size))]
+    jobs = chunk_jobs(cfg, deals)
     results = _run_jobs(jobs, workers, progress, len(deals), pool)
     if record is not None:
         save_records((rec for r in results for rec in r.records), record, append=True)
@@ -289,6 +312,12 @@ def run_arena(
                         "deals": len(deals), "games": int(sum(len(r.deal) for r in results)),
                         "chunk_size": chunk_size}
     return report
+
+
+def chunk_jobs(cfg: ArenaConfig, deals: Sequence[Deal]) -> list[tuple]:
+    """The jobs of playing ``deals`` under ``cfg``: ``(cfg, chunk, deals of the chunk, first index)``."""
+    size = cfg.chunk_size
+    return [(cfg, k, deals[s : s + size], s) for k, s in enumerate(range(0, len(deals), size))]
 
 
 def _job(args) -> ChunkResult:
@@ -307,21 +336,25 @@ def one_thread() -> None:
         sys.modules["torch"].set_num_threads(1)
 
 
+def play_chunks(jobs: Iterable, workers: int = 1, pool: Callable | None = None) -> Iterator[ChunkResult]:
+    """The results of jobs like :func:`chunk_jobs`' (a list, or any iterable), in their order, as each
+    is played: by ``pool`` (see :func:`run_arena`), else in this process (``workers`` 1) or a local
+    pool of ``workers`` processes (stopped when the iterator is closed)."""
+    size = len(jobs) if isinstance(jobs, Sized) else workers
+    if pool is None and workers > 1 and size > 1:
+        ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else mp.get_context()
+        with ctx.Pool(min(workers, size), initializer=one_thread) as procs:  # no idle processes
+            yield from procs.imap(_job, jobs)
+        return
+    yield from (pool or map)(_job, jobs)
+
+
 def _run_jobs(jobs: list, workers: int, progress: bool, total: int,
               pool: Callable | None = None) -> list[ChunkResult]:
-    """Play the chunks in order (by ``pool``, serially or in a process pool), with a progress bar if asked."""
-    bar = _progress_bar(total, progress)
-    if pool is None and workers > 1 and len(jobs) > 1:
-        ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else mp.get_context()
-        with ctx.Pool(min(workers, len(jobs)), initializer=one_thread) as procs:  # no idle processes
-            return _gather(procs.imap(_job, jobs), jobs, bar)
-    return _gather((pool or map)(_job, jobs), jobs, bar)
-
-
-def _gather(outputs, jobs: list, bar) -> list[ChunkResult]:
-    """The chunk results of ``outputs`` (one per job, in order), advancing ``bar`` by each job's deals."""
+    """Play the chunks in order, with a progress bar over deals if asked."""
+    bar = progress_bar(total, progress)
     results = []
-    for res, job in zip(outputs, jobs, strict=True):
+    for res, job in zip(play_chunks(jobs, workers, pool), jobs, strict=True):
         results.append(res)
         bar.update(len(job[2]))
     bar.close()
@@ -336,15 +369,15 @@ class _NoBar:
         pass
 
 
-def _progress_bar(total: int, enabled: bool):
-    """A tqdm bar over deals, or a no-op when disabled or tqdm is missing."""
+def progress_bar(total: int, enabled: bool, desc: str = "arena"):
+    """A tqdm bar over deals (with the time left), or a no-op when disabled or tqdm is missing."""
     if not enabled:
         return _NoBar()
     try:
         from tqdm import tqdm
     except ImportError:
         return _NoBar()
-    return tqdm(total=total, unit="deal", desc="arena")
+    return tqdm(total=total, unit="deal", desc=desc)
 
 
 # ----------------------------------------------------------------------------

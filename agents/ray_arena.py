@@ -129,3 +129,16 @@ def ray_pool(max_in_flight: int | None = None,
             yield ray.get(pending.popleft())
 
     return run
+
+
+@contextlib.contextmanager
+def chunk_pool(backend: str, address: str, workers: int | None):
+    """The ``pool`` of :func:`agents.arena.run_arena` for a backend: None (local) or Ray tasks.
+
+    For ``ray``, connected (or a local instance started) for the block.
+    """
+    if backend == "local":
+        yield None
+        return
+    with ray_session(address, num_cpus=workers):
+        yield ray_pool(workers)

@@ -79,6 +79,16 @@ def make_agent(spec: str, rules: Rules | None = None, seed=0) -> Agent:
                      "search:BASE[,key=value...]")
 
 
+def check_specs(specs, rules: Rules | None = None) -> None:
+    """Build each distinct agent of ``specs`` once, so that a bad spec or checkpoint fails before any
+    game: ``ValueError`` naming the spec and what is wrong with it."""
+    for spec in dict.fromkeys(specs):
+        try:
+            make_agent(spec, rules=rules)
+        except (ValueError, OSError, ImportError) as err:
+            raise ValueError(f"agent {spec!r}: {err}") from err
+
+
 def _dmc_agent(path: str, rules: Rules | None) -> Agent:
     """A greedy :class:`agents.dmc.DMCAgent` from a training checkpoint (``train.dmc``)."""
     from .checkpoint import load_model

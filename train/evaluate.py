@@ -21,7 +21,6 @@ once per rotation of the line-up (``--duplicate rotate``, the default).
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import sys
 import time
@@ -36,7 +35,8 @@ from agents.arena import (
     save_deals,
     seatings,
 )
-from agents.ray_arena import BACKENDS, ClusterUnreachable, import_ray, ray_pool, ray_session
+from agents.ray_arena import BACKENDS, ClusterUnreachable, chunk_pool, import_ray
+from agents.registry import check_specs
 from doudizhu_env.files import atomic_write, check_output
 from doudizhu_env.rules import Rules
 
@@ -93,30 +93,6 @@ def resolve_args(args) -> tuple[list[str], Rules]:
     return lineup, rules
 
 
-def check_agents(lineup: list[str], rules: Rules) -> None:
-    """Build each agent of the line-up once, so that a bad spec or checkpoint fails before any game."""
-    from agents.registry import make_agent
-
-    for spec in dict.fromkeys(lineup):
-        try:
-            make_agent(spec, rules=rules)
-        except (ValueError, OSError, ImportError) as err:
-            raise ValueError(f"agent {spec!r}: {err}") from err
-
-
-@contextlib.contextmanager
-def chunk_pool(backend: str, address: str, workers: int | None):
-    """The ``pool`` of :func:`agents.arena.run_arena` for ``--backend``: None (local) or Ray tasks.
-
-    For ``ray``, connected (or a local instance started) for the block.
-    """
-    if backend == "local":
-        yield None
-        return
-    with ray_session(address, num_cpus=workers):
-        yield ray_pool(workers)
-
-
 def read_deals(path: str) -> list:
     """The deals of a ``--save-deals`` file, or ``ValueError`` saying what is wrong with it."""
     try:
@@ -140,7 +116,7 @@ def main(argv=None) -> dict:
         one_thread()
         deals = read_deals(args.deals) if args.deals else make_deals(args.seed, args.games, rules,
                                                                        args.chunk_size)
-        check_agents(lineup, rules)
+        check_specs(lineup, rules)
         if args.backend == "ray":
             import_ray()
     except (ValueError, OSError, ImportError) as err:
