@@ -181,6 +181,22 @@ def test_evaluate_command_line_on_ray_gives_the_local_report(ray_instance, tmp_p
     assert reports["ray"] == reports["local"]
 
 
+def test_tournament_and_sprt_on_ray_give_the_local_results(ray_instance, tmp_path):
+    from agents.ray_arena import ray_pool
+    from agents.sprt import sequential_test
+    from agents.tournament import main as tournament
+
+    args = ["--agents", "random", "rule", "--deals", "12", "--chunk-size", "4", "--no-cache", "--no-progress",
+            "--bootstrap", "30"]
+    local = tournament(args)
+    on_ray = tournament(args + ["--backend", "ray"])
+    assert on_ray["modes"] == local["modes"] and on_ray["played"] == 8
+    tests = [sequential_test("random", "rule", h1=0.2, chunk_size=5, max_deals=30, pool=pool)
+             for pool in (None, ray_pool())]
+    assert [(t.decision, t.deals, t.history) for t in tests[1:]] == [(tests[0].decision, tests[0].deals,
+                                                                      tests[0].history)]
+
+
 # -- without Ray, and bad settings --------------------------------------------------------
 
 
@@ -196,6 +212,9 @@ def _without_ray(code: str) -> subprocess.CompletedProcess:
     "'2', '--out-dir', {out!r}])",
     "from train.evaluate import main; main(['--seats', 'random', 'random', 'random', '--games', '3', "
     "'--backend', 'ray'])",
+    "from agents.tournament import main; main(['--agents', 'random', 'rule', '--no-cache', "
+    "'--backend', 'ray'])",
+    "from agents.sprt import main; main(['--candidate', 'rule', '--baseline', 'random', '--backend', 'ray'])",
 ])
 def test_asking_for_ray_without_it_says_how_to_install_it(command, tmp_path):
     run = _without_ray(command.format(out=str(tmp_path)))
@@ -233,7 +252,7 @@ def test_an_address_that_is_not_host_port_is_one_line(address):
 
 def test_nothing_imports_ray_unless_asked():
     code = ("import sys\nimport train.dmc, train.evaluate, train.ray_backend, agents.arena\n"
-            "import agents.ray_arena\n"
+            "import agents.ray_arena, agents.tournament, agents.sprt\n"
             "import agents.evaluation, benchmarks.training\n"
             "from train.config import load_config\nload_config('configs/tiny.yaml', {'backend': 'ray', "
             "'num_actors': 2})\nassert 'ray' not in sys.modules, 'ray was imported'\n")
