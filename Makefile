@@ -14,7 +14,7 @@ TORCH := torch==2.13.0
 # extra pip arguments for torch, e.g. make install TORCH_PIP_ARGS="--index-url URL" for another CPU wheel index
 # (these variables are set with := so that only the command line overrides them, not the environment)
 TORCH_PIP_ARGS :=
-EXTRAS := env,train,dev,peers,docs,rl,ray
+EXTRAS := env,train,dev,peers,docs,rl,ray,web
 TRAIN_ARGS := --config configs/default.yaml --max-minutes 5 --overwrite
 SITE_DIR := build/site
 

@@ -1,0 +1,273 @@
+"""One web game: a person at a seat against agents, and what the page may see of it.
+
+The server (:mod:`doudizhu_env.web.server`) keeps a :class:`WebGame` per
+browser session; every move goes through :meth:`WebGame.play` (an action id)
+or :meth:`WebGame.play_cards` (the cards clicked), which the engine checks.
+:func:`view_of` builds the JSON the page gets. Until the hand is over it reads
+only the person's seat view (:func:`doudizhu_env.observation.seat_view`) and
+the public history, plus the suits of the person's own cards and of the hole
+cards once shown (suits are for display only), so no response can hold
+another seat's hidden cards. When the hand is over every hand is shown.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+
+import numpy as np
+
+from .. import engine
+from ..actions import BID0, DOUBLE, NUM_SPECIAL, PASS, action_table
+from ..cards import NUM_RANKS, RANK_CHARS, SUIT_CHARS, card_rank, format_hand
+from ..checks import agent_actions, is_int
+from ..observation import seat_view
+from ..tableview import (
+    dealt_ids,
+    group_moves,
+    hole_ids,
+    multiplier_parts,
+    role_label,
+    score_lines,
+    suited_hand,
+)
+
+#: The most cards one request may name (a hand holds at most 20).
+MAX_CARDS = 20
+
+
+class MoveError(ValueError):
+    """A move the person may not make now (the message says why and what is expected)."""
+
+
+class Ambiguous(MoveError):
+    """Cards that read as several moves: ``options`` are their action ids."""
+
+    def __init__(self, message: str, options: list[int]):
+        super().__init__(message)
+        self.options = options
+
+
+def card_json(card_id: int) -> dict:
+    """A physical card for the page: id, rank character, suit (``""`` for jokers), label."""
+    card_id = int(card_id)
+    rank = RANK_CHARS[int(card_rank(card_id))]
+    if card_id >= 52:
+        return {"id": card_id, "rank": rank, "suit": "", "label": "joker" if rank == "X" else "JOKER"}
+    return {"id": card_id, "rank": rank, "suit": SUIT_CHARS[card_id % 4],
+            "label": ("10" if rank == "T" else rank)}
+
+
+def trick_of(state: engine.State) -> dict:
+    """The current trick from the public history: its moves ``[seat, name]`` in order, who led it,
+    and the trick before it with its winner (the seat that leads now, once two seats passed)."""
+    names = action_table(state.rules).names
+    moves: list = []
+    previous, winner = [], None
+    passes = 0
+    for i in range(int(state.history_len[0])):
+        a, seat = int(state.history[0, i]), int(state.history_seat[0, i])
+        if a != PASS and a < NUM_SPECIAL:
+            continue  # bids and doublings
+        if passes == 2:  # two passes closed the trick: this move starts the next one
+            previous, winner, moves = moves, next(s for s, m in reversed(moves) if m != "pass"), []
+        passes = passes + 1 if a == PASS else 0
+        moves.append([seat, names[a]])
+    if passes == 2:
+        previous, winner, moves = moves, next(s for s, m in reversed(moves) if m != "pass"), []
+    return {"moves": moves, "leader": moves[0][0] if moves else None, "previous": previous,
+            "previous_winner": winner}
+
+
+def _cards_left(view: engine.State) -> list[int]:
+    """Cards each seat holds, from public counts: dealt 17 (20 for the landlord) minus played."""
+    landlord = int(view.landlord[0])
+    return [17 + 3 * (s == landlord) - int(view.played[0, s].sum()) for s in range(3)]
+
+
+def _doubling_word(view: engine.State, seat: int) -> str | None:
+    said = int(view.doubles[0, seat])
+    if said < 0:
+        return None
+    word = "redouble" if seat == int(view.landlord[0]) else "double"
+    return word if said == 1 else "no " + word
+
+
+class WebGame:
+    """A hand at a web table: ``seat`` is the person's; ``agents`` maps the other seats to agents."""
+
+    def __init__(self, rules, seat: int, agents: dict, names: Sequence[str], seed: int, game_id: str):
+        self.rules, self.seat, self.agents, self.names = rules, seat, agents, list(names)
+        self.id, self.seed = game_id, seed
+        self.table = action_table(rules)
+        self.state = engine.reset(np.random.default_rng(seed), 1, rules)
+        self.log: list[dict] = []
+        self.lock = threading.Lock()
+        for agent in agents.values():
+            agent.reset()
+        self._opening()
+        self._advance()
+
+    # -- moves ---------------------------------------------------------------
+
+    @property
+    def done(self) -> bool:
+        return bool(self.state.done[0])
+
+    def legal(self) -> list[int]:
+        """The person's legal action ids (empty when it is not their turn)."""
+        if self.done or int(self.state.to_act[0]) != self.seat:
+            return []
+        return [int(a) for a in engine.legal_actions(self.state)[0]]
+
+    def play(self, action) -> None:
+        """Play the person's action id; :class:`MoveError` (nothing changed) when it is not legal now."""
+        if self.done:
+            raise MoveError("the hand is over; start a new game")
+        if int(self.state.to_act[0]) != self.seat:
+            raise MoveError(f"it is seat {int(self.state.to_act[0])}'s turn, not yours")
+        if not is_int(action) or not 0 <= action < len(self.table.names):
+            raise MoveError(f"an action is an id in 0..{len(self.table.names) - 1}, got {str(action)[:40]!r}")
+        if int(action) not in self.legal():
+            raise MoveError(f"{self.table.names[int(action)]!r} is not a legal move now; "
+                            f"legal: {', '.join(self.table.names[a] for a in self.legal()[:12])}")
+        self._step(int(action))
+        self._advance()
+
+    def play_cards(self, card_ids) -> None:
+        """Play the cards the person clicked (ids of cards in their hand)."""
+        mine = set(suited_hand(self.state, 0, self.seat))
+        if (not isinstance(card_ids, list) or len(card_ids) > MAX_CARDS
+                or not all(is_int(c) for c in card_ids)):
+            raise MoveError(f"cards are a list of at most {MAX_CARDS} card ids, got {str(card_ids)[:60]}")
+        if len(set(card_ids)) != len(card_ids) or not set(card_ids) <= mine:
+            raise MoveError("those are not cards in your hand; pick cards from your hand")
+        if not card_ids:
+            raise MoveError("no cards picked: pick cards, or pass")
+        counts = np.bincount(card_rank(np.array(card_ids)), minlength=NUM_RANKS)
+        same = [a for a in range(NUM_SPECIAL, len(self.table.names))
+                if np.array_equal(self.table.counts[a], counts)]
+        options = [a for a in same if a in self.legal()]
+        if len(options) == 1:
+            return self.play(options[0])
+        cards = format_hand(counts)
+        if options:
+            raise Ambiguous(f"{cards} can be played as {len(options)} moves; pick one", options)
+        raise MoveError(self._why_not(cards, same))
+
+    def _why_not(self, cards: str, same: list[int]) -> str:
+        if int(self.state.phase[0]) != engine.PLAY:
+            return f"it is time to {engine.PHASE_NAMES[int(self.state.phase[0])][:-3]}, not to play cards"
+        if not same:
+            return (f"{cards} is not a combination (a single, pair, trio with or without a kicker, chain, "
+                    "bomb or rocket; chains stop at the ace)")
+        on = int(self.state.table_action[0])
+        if on < 0:
+            return f"{cards} cannot be played now"
+        return f"{cards} does not beat {self.table.names[on]}: play the same kind, higher, or a bomb; or pass"
+
+    def hint(self) -> dict:
+        """A suggested move (RuleAgent's choice on the person's view) and the legal moves by kind."""
+        from agents.rule import RuleAgent
+
+        legal = self.legal()
+        if not legal:
+            return {"suggestion": None, "legal": {}}
+        action = int(RuleAgent().act(seat_view(self.state, np.array([0])))[0])
+        return {"suggestion": self.action_json(action), "legal": group_moves(self.rules, legal)}
+
+    def _advance(self) -> None:
+        """Let the agents move until it is the person's turn or the hand is over."""
+        while not self.done and int(self.state.to_act[0]) != self.seat:
+            seat = int(self.state.to_act[0])
+            agent = self.agents[seat]
+            self._step(int(agent_actions(agent.act(seat_view(self.state, np.array([0]))), 1, agent)[0]))
+
+    def _step(self, action: int) -> None:
+        before, seat = self.state, int(self.state.to_act[0])
+        after = engine.step(before, np.array([action]))
+        self._say(before, after, seat, action)
+        self.state = after
+
+    # -- what happened, in words ------------------------------------------------
+
+    def _who(self, seat: int) -> str:
+        return "you" if seat == self.seat else f"seat {seat} ({self.names[seat]})"
+
+    def _opening(self) -> None:
+        if self.rules.bidding:
+            first = int(self.state.first_bidder[0])
+            self.log.append({"seat": first, "kind": "start", "text": f"{self._who(first)} bid first"})
+        else:
+            landlord = int(self.state.landlord[0])
+            self.log.append({"seat": landlord, "kind": "landlord",
+                             "text": f"{self._who(landlord)}: landlord (no bidding)"})
+
+    def _say(self, before: engine.State, after: engine.State, seat: int, action: int) -> None:
+        who, phase, name = self._who(seat), int(before.phase[0]), self.table.names[action]
+        if phase == engine.BIDDING:
+            text, kind = f"{who}: {'no bid' if action == BID0 else 'bid ' + str(action - BID0)}", "bid"
+        elif phase == engine.DOUBLING:
+            word = "redouble" if seat == int(before.landlord[0]) else "double"
+            text, kind = f"{who}: {word if action == DOUBLE else 'no ' + word}", "double"
+        else:
+            text, kind = f"{who}: {name}", "pass" if action == PASS else "play"
+        self.log.append({"seat": seat, "kind": kind, "text": text, "move": name})
+        if after.redeals[0] > before.redeals[0] and not after.done[0]:
+            self.log.append({"seat": None, "kind": "redeal", "text": "nobody bid: the cards are dealt again"})
+        elif before.landlord[0] < 0 <= after.landlord[0]:
+            landlord = int(after.landlord[0])
+            hole = format_hand(after.hole[0])
+            self.log.append({"seat": landlord, "kind": "landlord", "text": f"{self._who(landlord)}: landlord "
+                             f"(base {int(after.base[0])}), takes the hole cards {hole}"})
+        if phase == engine.PLAY and action == PASS and not after.done[0] and int(after.table_action[0]) < 0:
+            leader = int(after.to_act[0])
+            self.log.append({"seat": leader, "kind": "trick", "text": f"{self._who(leader)} won the trick "
+                             "and lead" + ("" if leader == self.seat else "s")})
+
+    def action_json(self, action: int) -> dict:
+        """An action for the page: id, name, kind, and the person's cards it would play."""
+        counts = self.table.counts[action].astype(int).copy()
+        cards = []
+        for c in suited_hand(self.state, 0, self.seat):
+            r = int(card_rank(c))
+            if counts[r] > 0:
+                counts[r] -= 1
+                cards.append(c)
+        kind = next(iter(group_moves(self.rules, [action])))
+        return {"id": action, "name": self.table.names[action], "kind": kind, "cards": cards}
+
+
+def view_of(game: WebGame) -> dict:
+    """What the page shows: public facts, the person's own cards and legal moves; every hand at the end."""
+    state, me = game.state, game.seat
+    view = state if game.done else seat_view(state, np.array([0]), seats=[me])
+    landlord = int(view.landlord[0])
+    trick = trick_of(view)
+    left = _cards_left(view)
+    seats = [{"seat": s, "name": "you" if s == me else game.names[s], "role": role_label(view, s),
+              "cards_left": left[s], "bid": int(view.bids[0, s]), "doubling": _doubling_word(view, s),
+              "partner": s != me and landlord >= 0 and me != landlord and s != landlord,
+              "last": next((m for t, m in reversed(trick["moves"]) if t == s), None)}
+             for s in range(3)]
+    on = int(view.table_action[0]) if view.phase[0] == engine.PLAY else -1
+    out = {
+        "game": game.id, "seat": me, "rules": "with bidding" if game.rules.bidding else "fixed landlord",
+        "phase": engine.PHASE_NAMES[int(view.phase[0])], "done": game.done,
+        "to_act": None if game.done else int(view.to_act[0]),
+        "your_turn": not game.done and int(view.to_act[0]) == me,
+        "landlord": landlord, "base": int(view.base[0]), "multiplier": int(view.multiplier[0]),
+        "multiplier_parts": multiplier_parts(view), "seats": seats,
+        "hand": [card_json(c) for c in suited_hand(state, 0, me)],
+        "hole": [card_json(c) for c in hole_ids(state)] if landlord >= 0 else [],
+        "trick": trick | {"to_beat": game.table.names[on] if on >= 0 else None,
+                          "by": int(view.table_seat[0]) if on >= 0 else None},
+        "legal": [game.action_json(a) for a in game.legal()],
+        "log": list(game.log),
+    }
+    if game.done:
+        names = [s["name"] for s in seats]
+        out["result"] = {"scores": [int(x) for x in state.scores[0]], "lines": score_lines(state, 0, names),
+                         "hands": [[card_json(c) for c in suited_hand(state, 0, s)] for s in range(3)],
+                         "dealt": [[card_json(c) for c in sorted(dealt_ids(state, 0, s))] for s in range(3)]}
+    return out

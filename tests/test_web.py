@@ -1,0 +1,236 @@
+"""The web table (doudizhu_env.web): the API as the page uses it, what the page may see, bad requests.
+
+Every response the page gets before a hand is over is checked for hidden cards: it must not change
+when the cards the person cannot see are dealt differently (the information-leak swap of
+tests/test_information_leak.py), and its cards are only the person's own and the shown hole cards.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import numpy as np
+import pytest
+
+pytest.importorskip("starlette")
+pytest.importorskip("httpx")
+
+from starlette.testclient import TestClient  # noqa: E402
+from test_information_leak import random_positions, swap_hidden  # noqa: E402
+
+from agents.arena import run_arena  # noqa: E402
+from doudizhu_env import engine  # noqa: E402
+from doudizhu_env.records import load_records  # noqa: E402
+from doudizhu_env.rules import Rules  # noqa: E402
+from doudizhu_env.tableview import dealt_ids, hole_ids  # noqa: E402
+from doudizhu_env.web.game import WebGame, trick_of, view_of  # noqa: E402
+from doudizhu_env.web.server import MAX_BODY, create_app  # noqa: E402
+
+BASE = "http://127.0.0.1"
+
+
+@pytest.fixture
+def client():
+    with TestClient(create_app(opponents=["rule", "random"]), base_url=BASE) as c:
+        yield c
+
+
+def visible_cards(view: dict) -> set[int]:
+    """Every card id anywhere in a response (cards are the only dicts with a 'suit')."""
+    found = set()
+
+    def walk(x):
+        if isinstance(x, dict):
+            if "suit" in x and "id" in x:
+                found.add(x["id"])
+            for v in x.values():
+                walk(v)
+        elif isinstance(x, list):
+            for v in x:
+                walk(v)
+    walk(view)
+    return found
+
+
+def play_out(client, game: dict, pick=lambda legal: legal[0]["id"]) -> list[dict]:
+    """Play the person's moves (``pick`` of the legal moves) to the end; every response."""
+    responses = [game]
+    while not game["done"]:
+        assert game["your_turn"] and game["legal"]
+        r = client.post(f"/api/games/{game['game']}/move", json={"action": pick(game["legal"])})
+        assert r.status_code == 200, r.text
+        game = r.json()
+        responses.append(game)
+        assert len(responses) < 200
+    return responses
+
+
+def test_a_full_hand_through_the_api_never_shows_hidden_cards(client):
+    game = client.post("/api/games", json={"opponents": ["rule", "random"], "seat": 1, "seed": 5}).json()
+    table = client.app.state.table
+    state_of = table.sessions.games[client.cookies["ddz_session"]]
+    rng = np.random.default_rng(0)
+    responses = play_out(client, game, pick=lambda legal: legal[int(rng.integers(len(legal)))]["id"])
+    final = state_of.state
+    mine = set(int(c) for c in dealt_ids(final, 0, 1)) | set(int(c) for c in hole_ids(final))
+    for r in responses[:-1]:
+        assert "result" not in r
+        assert visible_cards(r) <= mine  # only the person's cards and the (shown) hole cards
+        shown_hole = set(int(c) for c in hole_ids(final)) if r["landlord"] >= 0 else set()
+        assert visible_cards(r) <= set(c["id"] for c in r["hand"]) | shown_hole | {
+            c for a in r["legal"] for c in a["cards"]}
+    end = responses[-1]
+    assert end["done"] and len(end["result"]["hands"]) == 3 and len(end["result"]["lines"]) >= 2
+    assert sum(len(h) for h in end["result"]["dealt"]) == 54
+    assert sum(end["result"]["scores"]) == 0
+
+
+def test_the_view_does_not_change_when_hidden_cards_are_dealt_differently():
+    rng = np.random.default_rng(1)
+    checks = 0
+    for state in random_positions("standard", seed=9, num_games=12):
+        if state.done[0]:
+            continue
+        for seat in range(3):
+            game = object.__new__(WebGame)
+            game.rules, game.seat, game.names, game.id = state.rules, seat, ["a", "b", "c"], "g"
+            game.table, game.log, game.state = __import__("doudizhu_env.actions").actions.action_table(
+                state.rules), [], state
+            other = swap_hidden(state, seat, rng)
+            deal = other.deal.copy()  # the person's own cards and the shown hole keep their suits
+            own = slice(seat * 17, seat * 17 + 17)
+            deal[0, own] = state.deal[0, own]
+            if state.landlord[0] >= 0:
+                deal[0, 51:] = state.deal[0, 51:]
+            before = json.dumps(view_of(game), sort_keys=True)
+            game.state = dataclasses.replace(other, deal=deal)
+            assert json.dumps(view_of(game), sort_keys=True) == before
+            checks += 1
+    assert checks > 50
+
+
+TRICKS = [  # seat, move -> the trick so far, who led it, the trick before it and its winner
+    ([(0, "3"), (1, "5"), (2, "pass")], ([[0, "3"], [1, "5"], [2, "pass"]], 0, [], None)),
+    ([(0, "3"), (1, "5"), (2, "pass"), (0, "pass")],
+     ([], None, [[0, "3"], [1, "5"], [2, "pass"], [0, "pass"]], 1)),
+    ([(0, "3"), (1, "pass"), (2, "pass"), (0, "44")],
+     ([[0, "44"]], 0, [[0, "3"], [1, "pass"], [2, "pass"]], 0)),
+]
+
+
+@pytest.mark.parametrize("moves, expected", TRICKS)
+def test_tricks_from_the_history(moves, expected):
+    rules = Rules.preset("douzero")
+    state = engine.reset(0, 1, rules, deals=[engine.Deal(("33344455666777889", "5589TTTTJJJJQQQQ9",
+                                                           "789KKKKAAAA2222XD"), "346", 0, 0)])
+    from doudizhu_env.actions import action_table
+
+    table = action_table(rules)
+    for seat, name in moves:
+        assert int(state.to_act[0]) == seat
+        state = engine.step(state, np.array([table.index(name)]))
+    t = trick_of(state)
+    assert (t["moves"], t["leader"], t["previous"], t["previous_winner"]) == expected
+
+
+def test_cards_clicked_play_the_move_and_ambiguous_cards_ask(client):
+    game = client.post("/api/games", json={"opponents": ["rule", "rule"], "seat": 0, "seed": 3}).json()
+    while game["phase"] != "play" and not game["done"]:
+        bid3 = [a["id"] for a in game["legal"] if a["name"] in ("bid3", "no_double", "pass")] or [
+            game["legal"][0]["id"]]
+        game = client.post(f"/api/games/{game['game']}/move", json={"action": bid3[0]}).json()
+    assert game["your_turn"]
+    single = next(a for a in game["legal"] if a["kind"] == "single")
+    r = client.post(f"/api/games/{game['game']}/move", json={"cards": single["cards"]})
+    assert r.status_code == 200 and any(e["move"] == single["name"] for e in r.json()["log"] if "move" in e)
+
+
+def _new(client, **body):
+    body = {"opponents": ["rule", "rule"], "seat": 0, "seed": 1} | body
+    return client.post("/api/games", json=body)
+
+
+@pytest.mark.parametrize("body, status, message", [
+    ({"opponents": ["dmc:/etc/passwd", "rule"]}, 400, "opponents must be two of ['rule', 'random']"),
+    ({"opponents": ["rule"]}, 400, "opponents must be two of"),
+    ({"seat": 3}, 400, "seat must be 0, 1 or 2"),
+    ({"seat": True}, 400, "seat must be 0, 1 or 2"),
+    ({"seed": -1}, 400, "seed must be an int"),
+    ({"seed": "7"}, 400, "seed must be an int"),
+])
+def test_bad_new_games_are_refused(client, body, status, message):
+    r = _new(client, **body)
+    assert r.status_code == status and message in r.json()["error"]
+
+
+def test_bad_requests_get_4xx_and_change_nothing(client):
+    game = _new(client).json()
+    gid = game["game"]
+    before = client.get(f"/api/games/{gid}").json()
+    cases = [
+        (client.post(f"/api/games/{gid}/move", content=b"{not json"), 400, "not JSON"),
+        (client.post(f"/api/games/{gid}/move", content=b"[1, 2]"), 400, "expected a JSON object"),
+        (client.post(f"/api/games/{gid}/move", json={"action": 99999}), 400, "an action is an id"),
+        (client.post(f"/api/games/{gid}/move", json={"action": "pass"}), 400, "an action is an id"),
+        (client.post(f"/api/games/{gid}/move", json={"cards": [0, 0]}), 400, "not cards in your hand"),
+        (client.post(f"/api/games/{gid}/move", json={"cards": "3"}), 400, "cards are a list"),
+        (client.post(f"/api/games/{gid}/move", json={}), 400, 'a move is {"action": ID}'),
+        (client.post("/api/games/nosuch/move", json={"action": 0}), 404, "unknown game"),
+        (client.get("/api/games/nosuch"), 404, "unknown game"),
+        (client.post(f"/api/games/{gid}/move", content=b"x" * (MAX_BODY + 1)), 413, "over"),
+        (client.post("/api/replays", content=b"x" * (MAX_BODY + 1)), 413, "over"),
+    ]
+    illegal = next(a for a in range(200) if a not in [x["id"] for x in before["legal"]])
+    cases.append((client.post(f"/api/games/{gid}/move", json={"action": illegal}), 400, "not a legal move"))
+    for response, status, message in cases:
+        assert response.status_code == status, (message, response.text)
+        assert message in response.json()["error"]
+    assert client.get(f"/api/games/{gid}").json() == before
+
+
+def test_one_game_per_session_and_sessions_are_apart(client):
+    first = _new(client).json()
+    second = _new(client, seed=2).json()
+    assert client.get(f"/api/games/{first['game']}").status_code == 404  # replaced by the new one
+    assert client.get(f"/api/games/{second['game']}").status_code == 200
+    with TestClient(client.app, base_url=BASE) as other:  # another browser: its own session
+        assert other.get(f"/api/games/{second['game']}").status_code == 404
+
+
+def test_a_foreign_host_header_is_refused():
+    with TestClient(create_app(opponents=["rule"]), base_url="http://evil.example") as c:
+        assert c.get("/api/config").status_code == 400
+
+
+def test_hint_suggests_a_legal_move(client):
+    game = _new(client).json()
+    hint = client.get(f"/api/games/{game['game']}/hint").json()
+    assert hint["suggestion"]["id"] in [a["id"] for a in game["legal"]]
+
+
+def test_replays_step_through_every_move_with_every_hand(client, tmp_path):
+    path = tmp_path / "games.jsonl"
+    run_arena(["rule", "random", "random"], 2, "standard", seed=4, record=str(path))
+    text = path.read_text()
+    r = client.post("/api/replays", content=text.encode())
+    assert r.status_code == 200, r.text
+    games = r.json()["games"]
+    recs = load_records(path)
+    assert len(games) == len(recs) == 6
+    for game, rec in zip(games, recs, strict=True):
+        assert len(game["steps"]) == len(rec["moves"]) + 1
+        assert sum(len(h) for h in game["steps"][0]["hands"]) == 51 + 3 * (game["steps"][0]["landlord"] >= 0)
+        assert [s["next"]["move"] for s in game["steps"][:-1]] == [m[1] for m in rec["moves"]]
+        assert game["result"]["scores"] == rec["result"]["scores"]
+    bad = recs[0] | {"moves": [[0, "bid9"]] + recs[0]["moves"]}
+    r = client.post("/api/replays", content=json.dumps(bad).encode())
+    assert r.status_code == 400 and "line 1" in r.json()["error"]
+    assert client.post("/api/replays", content=b"").status_code == 400
+
+
+def test_the_page_and_its_files_are_served(client):
+    page = client.get("/")
+    assert page.status_code == 200 and "app.js" in page.text
+    assert client.get("/static/app.js").status_code == 200
+    assert client.get("/api/config").json()["opponents"] == ["rule", "random"]
