@@ -234,3 +234,61 @@ def test_the_page_and_its_files_are_served(client):
     assert page.status_code == 200 and "app.js" in page.text
     assert client.get("/static/app.js").status_code == 200
     assert client.get("/api/config").json()["opponents"] == ["rule", "random"]
+
+
+def test_the_command_prints_its_address_and_serves_the_page():
+    import subprocess
+    import sys
+    import urllib.request
+
+    proc = subprocess.Popen([sys.executable, "-m", "doudizhu_env.web", "--port", "0", "--opponents", "rule"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = proc.stdout.readline()
+        assert line.startswith("the web table is at http://127.0.0.1:"), line + proc.stderr.read()
+        url = line.split()[5]
+        for _ in range(100):
+            try:
+                with urllib.request.urlopen(url + "api/config", timeout=5) as r:
+                    assert json.loads(r.read())["opponents"] == ["rule"]
+                break
+            except OSError:
+                import time
+
+                time.sleep(0.1)
+        else:
+            raise AssertionError("the server did not answer")
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--opponents", "nosuch"], "agent 'nosuch': unknown agent"),
+    (["--port", "70000"], "--port must be in 0..65535"),
+    (["--rules", "nosuch"], "unknown rules preset"),
+    (["--host", "203.0.113.1"], "error:"),  # an address this machine does not have
+])
+def test_command_line_errors_are_one_line(args, message):
+    import subprocess
+    import sys
+
+    command = [sys.executable, "-m", "doudizhu_env.web", "--port", "0", *args]
+    run = subprocess.run(command, capture_output=True, text=True, timeout=60)
+    assert run.returncode == 2, run.stderr
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0], run.stderr
+
+
+def test_a_port_in_use_is_one_line():
+    import socket
+    import subprocess
+    import sys
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        port = s.getsockname()[1]
+        command = [sys.executable, "-m", "doudizhu_env.web", "--port", str(port)]
+        run = subprocess.run(command, capture_output=True, text=True, timeout=60)
+    assert run.returncode == 2 and "error:" in run.stderr and len(run.stderr.strip().splitlines()) == 1
