@@ -292,3 +292,26 @@ def test_a_port_in_use_is_one_line():
         command = [sys.executable, "-m", "doudizhu_env.web", "--port", str(port)]
         run = subprocess.run(command, capture_output=True, text=True, timeout=60)
     assert run.returncode == 2 and "error:" in run.stderr and len(run.stderr.strip().splitlines()) == 1
+
+
+def test_cards_with_several_readings_ask_which_move():
+    from agents.rule import RuleAgent
+    from doudizhu_env.web.game import Ambiguous
+    from doudizhu_env.web.server import TableServer
+
+    rules = Rules.preset("douzero")
+    game = WebGame(rules, 0, {1: RuleAgent(), 2: RuleAgent()}, ["you", "rule", "rule"], 0, "g")
+    deal = engine.Deal(("33344455566678899", "3457TTTTJJJJQQQQ9", "789KKKKAAAA2222XD"), "678", 0, 0)
+    game.state = engine.reset(0, 1, rules, deals=[deal])
+    ids = [c for c in game.action_json(game.table.index("333444555666"))["cards"]]
+    with pytest.raises(Ambiguous) as err:
+        game.play_cards(ids)
+    names = sorted(game.table.names[a] for a in err.value.options)
+    assert names == ["333444555+6+6+6", "333444555666", "444555666+3+3+3"]
+    server = TableServer(rules, ["rule"], agent_factory=lambda spec, seed: RuleAgent())
+    with pytest.raises(Exception) as answer:
+        server.move(game, {"cards": ids})
+    assert answer.value.status == 409 and len(answer.value.options) == 3
+    game.play(err.value.options[0])
+    played = [e["move"] for e in game.log if e["seat"] == 0 and e["kind"] == "play"]
+    assert played == [game.table.names[err.value.options[0]]]

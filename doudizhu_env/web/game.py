@@ -145,8 +145,7 @@ class WebGame:
         if not card_ids:
             raise MoveError("no cards picked: pick cards, or pass")
         counts = np.bincount(card_rank(np.array(card_ids)), minlength=NUM_RANKS)
-        same = [a for a in range(NUM_SPECIAL, len(self.table.names))
-                if np.array_equal(self.table.counts[a], counts)]
+        same = self.table.readings(counts)
         options = [a for a in same if a in self.legal()]
         if len(options) == 1:
             return self.play(options[0])
