@@ -12,12 +12,17 @@ Opponents are agent specs (see ``agents.registry``: ``random``, ``rule``,
 At a prompt, type:
 
 - a move in card notation: ``333444+5+7``, ``3334``, ``10JQKA``, ``XD``, or
-  ``pass``; cards in any order, ``10`` or ``T`` for ten. When the cards read
-  as several combinations you are asked which one you mean;
-- ``?`` or ``hint``: your legal moves, grouped by type;
+  ``pass``; cards in any order, ``10`` or ``T`` for ten, ``X`` and ``D`` the
+  small and big jokers. Cards are shown with suit signs (``Q♦``); typed
+  moves may carry them or not (suits do not matter to a move), and no letter
+  is a suit. When the cards read as several combinations you are asked which
+  one you mean. A pass that is your only move is played for you
+  (``--no-auto-pass`` to type it);
+- ``?`` or ``hint``: your legal moves, grouped by type; ``help``: the commands;
 - a bid ``0``..``3`` (``0`` or ``pass``: no bid) and ``y`` / ``n`` to double;
-- ``quit`` (or end of input) to leave. Leaving in the middle of a hand is an
-  escape: it scores -3 x stake for you and 0 for the others (``docs/rules.md``).
+- ``quit`` or Ctrl-C to leave (asked again first), or end of input. Leaving in
+  the middle of a hand is an escape: it scores -3 x stake for you and 0 for
+  the others (``docs/rules.md``).
 
 ``--record FILE`` appends every hand to a JSON Lines file of game records
 (``docs/records.md``), to replay with ``python -m doudizhu_env.replay FILE``.
@@ -34,25 +39,37 @@ import numpy as np
 
 from . import engine, records
 from .actions import BID0, DOUBLE, NO_DOUBLE, PASS, action_table
-from .cards import format_hand, parse_hand
+from .cards import CHAIN_TOP, format_hand, parse_hand
 from .checks import agent_actions, short
 from .files import check_output
 from .observation import seat_view
 from .rules import Rules
 from .tableview import (
+    TYPED_SUITS,
     Style,
+    doubling_word,
     group_moves,
     hole_ids,
-    last_moves,
     multiplier_parts,
     role_label,
     rules_label,
     score_lines,
+    signs_fit,
     suited_hand,
+    trick_of,
 )
 
 QUIT_WORDS = ("quit", "exit")
-HINT_WORDS = ("?", "hint", "hints", "help")
+HINT_WORDS = ("?", "hint", "hints")
+HELP_WORDS = ("help", "h")
+YES_WORDS = ("y", "yes")
+COMMANDS = """  at a prompt you can type:
+    cards        a move, e.g. 333444+5+7, 3334, 10JQKA, XD (jokers X and D); suits may be typed or not
+    pass         when following (when pass is your only move it is played for you)
+    ? or hint    your legal moves, by kind
+    0..3         a bid (0: no bid);  y / n: double or not
+    help         this list
+    quit         leave the table (asked again: leaving a hand scores -3 x stake)"""
 HINTS_PER_GROUP = 16
 
 
@@ -86,6 +103,7 @@ def parse_move(state: engine.State, text: str) -> list[int]:
         if PASS not in legal:
             raise MoveError("you lead this trick, so you must play cards (pass is for following)")
         return [PASS]
+    text = text.translate({ord(c): None for c in TYPED_SUITS})  # suits as shown: they do not matter
     try:
         counts = parse_hand(text)
     except ValueError as e:
@@ -95,7 +113,7 @@ def parse_move(state: engine.State, text: str) -> list[int]:
         raise MoveError("type some cards, pass, or ? for your moves")
     readings = _readings(table, counts, text)
     if not readings:
-        raise MoveError(f"{format_hand(counts)} is not a combination under these rules")
+        raise MoveError(f"{format_hand(counts)} is not a combination under these rules{_why_not(counts)}")
     hand = state.hands[0, state.to_act[0]]
     if np.any(counts > hand):
         missing = np.maximum(counts.astype(int) - hand, 0)
@@ -107,6 +125,20 @@ def parse_move(state: engine.State, text: str) -> list[int]:
         raise MoveError(f"{table.names[readings[0]]} does not beat {on_table}; "
                         "play a higher combination of the same type and length, a bomb, or pass")
     return ok
+
+
+def _why_not(counts: np.ndarray) -> str:
+    """Why cards that look like a chain are none: 2s and jokers never join one, a chain is long enough."""
+    ranks = np.flatnonzero(counts)
+    width = set(counts[ranks].tolist())
+    if len(ranks) < 3 or len(width) != 1:
+        return " (a single, pair, trio with or without kickers, chain, plane, four with two, bomb or rocket)"
+    if ranks[-1] > CHAIN_TOP:
+        return ": chains stop at the ace (2s and jokers are never in a chain)"
+    if np.any(np.diff(ranks) != 1):
+        return ": a chain's ranks must follow each other with no gap"
+    need = {1: 5, 2: 3, 3: 2}.get(int(width.pop()))
+    return f": a chain of these needs at least {need} ranks" if need else ""
 
 
 def _readings(table, counts: np.ndarray, text: str) -> list[int]:
@@ -151,33 +183,56 @@ class Table:
     """A person at ``seat`` against agents at the other two seats, hand after hand.
 
     ``read(prompt)`` returns a typed line (``input`` by default) and ``write``
-    prints a line; both can be replaced for other front ends.
+    prints a line; both can be replaced for other front ends. With ``auto_pass``
+    a pass that is the person's only legal move is played for them.
     """
 
     def __init__(self, rules: Rules, seat: int, agents: dict, names: list[str], style: Style,
-                 read: Callable[[str], str] = input, write: Callable[[str], None] = print):
+                 read: Callable[[str], str] = input, write: Callable[[str], None] = print,
+                 auto_pass: bool = True):
         self.rules, self.seat, self.agents, self.names, self.style = rules, seat, agents, names, style
-        self.read, self.write = read, write
+        self.read, self.write, self.auto_pass = read, write, auto_pass
         self.table = action_table(rules)
         self.header = ""
 
     # -- input ---------------------------------------------------------------
 
-    def ask(self, prompt: str) -> str:
-        """One line from the person; ``quit`` or the end of input raise :class:`Quit`."""
+    def ask(self, prompt: str, in_hand: bool = False) -> str:
+        """One line from the person; ``help`` shows the commands. The end of input raises
+        :class:`Quit`; so do ``quit`` and Ctrl-C, after asking first when ``in_hand`` (leaving a
+        hand costs -3 x stake)."""
+        while True:
+            try:
+                line = self.read(self.style(prompt, "bold"))
+            except EOFError:
+                self.write("")
+                raise Quit from None
+            except KeyboardInterrupt:
+                self.write("")
+                line = "quit"
+            word = line.strip().lower()
+            if word in HELP_WORDS:
+                self.write(COMMANDS)
+                continue
+            if word in QUIT_WORDS:
+                if not in_hand or self._really_leave():
+                    raise Quit
+                continue
+            return line
+
+    def _really_leave(self) -> bool:
+        """Whether the person confirms leaving the hand (Ctrl-C or the end of input there: yes)."""
         try:
-            line = self.read(self.style(prompt, "bold"))
+            answer = self.read(self.style("leave this hand? it scores -3 x stake for you (y/n): ", "bold"))
         except (EOFError, KeyboardInterrupt):
             self.write("")
-            raise Quit from None
-        if line.strip().lower() in QUIT_WORDS:
-            raise Quit
-        return line
+            return True
+        return answer.strip().lower() in YES_WORDS
 
     def ask_until(self, prompt: str, parse: Callable[[str], int], state: engine.State) -> int:
         """Ask until ``parse`` accepts the answer; ``?`` shows the legal moves."""
         while True:
-            line = self.ask(prompt)
+            line = self.ask(prompt, in_hand=True)
             if line.strip().lower() in HINT_WORDS:
                 self.write_hints(state)
                 continue
@@ -196,6 +251,10 @@ class Table:
             return int(agent_actions(agent.act(seat_view(state, np.array([0]))), 1, agent)[0])
         legal = engine.legal_actions(state)[0].tolist()
         phase = int(state.phase[0])
+        if self.auto_pass and phase == engine.PLAY and legal == [PASS]:
+            on = self.table.names[int(state.table_action[0])]
+            self.write(self.style(f"  nothing in your hand beats {on}: you pass", "dim"))
+            return PASS
         self.show(state)
         if phase == engine.BIDDING:
             high = int(state.base[0])
@@ -245,31 +304,38 @@ class Table:
         s = self.style
         phase = engine.PHASE_NAMES[int(state.phase[0])]
         parts = ", ".join(multiplier_parts(state)) or "nothing doubled yet"
-        self.write(s(f"--- {self.header} | {phase} | base {int(state.base[0])} | "
+        base = f"base {int(state.base[0])}" if state.base[0] > 0 else "no bid yet"
+        self.write(s(f"--- {self.header} | {phase} | {base} | "
                      f"multiplier x{int(state.multiplier[0])} ({parts}) ---", "cyan"))
-        last = last_moves(state)
+        trick = trick_of(state)["moves"]
         for seat in range(3):
-            self.write(self._seat_line(state, seat, last[seat]))
+            self.write(self._seat_line(state, seat, next((m for t, m in reversed(trick) if t == seat), None)))
         if state.landlord[0] >= 0:
             self.write(f"  hole cards: {s.cards(hole_ids(state))}")
         if state.phase[0] == engine.PLAY:
-            on, by = int(state.table_action[0]), self.seat_label(int(state.table_seat[0]))
+            on, by = int(state.table_action[0]), int(state.table_seat[0])
+            partner = ", your partner" if self._partner(state, by) else ""
             self.write("  you lead: play any combination" if on < 0 else
-                       f"  to beat: {s(self.table.names[on], 'bold')} by {by}")
+                       f"  to beat: {s(self.table.names[on], 'bold')} by {self.seat_label(by)}{partner}")
         mine = suited_hand(state, 0, self.seat)
         self.write(f"  your hand ({len(mine)}): {s.cards(mine)}")
 
+    def _partner(self, state: engine.State, seat: int) -> bool:
+        """Whether ``seat`` is the person's fellow farmer."""
+        landlord = int(state.landlord[0])
+        return seat != self.seat and landlord >= 0 and landlord not in (seat, self.seat)
+
     def _seat_line(self, state: engine.State, seat: int, last: str | None) -> str:
         s = self.style
-        role = role_label(state, seat)
+        role = role_label(state, seat) + (" (partner)" if self._partner(state, seat) else "")
         cards = int(state.hands[0, seat].sum())
         bid = int(state.bids[0, seat])
-        dbl = {1: "double", 0: "no double"}.get(int(state.doubles[0, seat]), "")
+        dbl = doubling_word(state, seat) or ""
         marker = ">" if seat == state.to_act[0] and not state.done[0] else " "
         count = f"{cards:>2} card{'s' * (cards != 1)}".ljust(8)
         count = s(count, "yellow", "bold") if cards <= 2 else count
-        line = (f"{marker} {self.seat_label(seat):<22} {role:<8} {count} "
-                f"{('bid ' + str(bid)) if bid >= 0 else '':<6} {dbl:<9} last: {last or '-'}")
+        line = (f"{marker} {self.seat_label(seat):<22} {role:<18} {count} "
+                f"{('bid ' + str(bid)) if bid >= 0 else '':<6} {dbl:<12} this trick: {last or '-'}")
         return s(line, "green") if seat == self.seat else line
 
     def write_hints(self, state: engine.State) -> None:
@@ -302,6 +368,10 @@ class Table:
             landlord = int(after.landlord[0])
             self.write(s(f"  {self.seat_label(landlord)} {self.verb(landlord, 'be')} the landlord (base "
                          f"{int(after.base[0])}); hole cards {s.cards(hole_ids(after))}", "bold"))
+        elif phase == engine.PLAY and action == PASS and not after.done[0] and after.table_action[0] < 0:
+            leader = int(after.to_act[0])
+            self.write(s(f"  -- trick over: {self.seat_label(leader)} won it and "
+                         f"{self.verb(leader, 'lead')} --", "yellow"))
 
     # -- a hand --------------------------------------------------------------
 
@@ -339,6 +409,10 @@ class Table:
         names = [self.seat_label(s) for s in range(3)]
         for line in score_lines(state, 0, names):
             self.write("  " + line)
+        width = max(len(n) for n in names)
+        for seat in range(3):
+            left = suited_hand(state, 0, seat)
+            self.write(f"  {names[seat]:<{width}} still held ({len(left)}): {self.style.cards(left)}")
 
 
 # ----------------------------------------------------------------------------
@@ -393,6 +467,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--hands", type=int, default=1, help="hands to play (default 1)")
     p.add_argument("--no-color", action="store_true", help="plain text even on a colour terminal")
     p.add_argument("--record", help="append every hand to this JSON Lines file (docs/records.md)")
+    p.add_argument("--no-auto-pass", action="store_true",
+                   help="type pass yourself even when it is your only move")
     return p
 
 
@@ -409,7 +485,16 @@ def make_opponents(specs: list[str], rules: Rules, seat: int, seed: int) -> tupl
 
 
 def main(argv=None) -> int:
-    """Sit at the table; returns the exit status (0, or 2 when the options cannot be used)."""
+    """Sit at the table; returns the exit status (0; 2 when the options cannot be used; 130 on
+    Ctrl-C before the first hand)."""
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        print("\ninterrupted before the table was set up", file=sys.stderr)
+        return 130
+
+
+def _main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     if args.hands < 1:
         print("error: --hands must be at least 1", file=sys.stderr)
@@ -418,16 +503,19 @@ def main(argv=None) -> int:
     try:
         check_output(args.record, "--record")  # now, not after the first hand
         rules = Rules.preset(args.rules)
+        if "pretrained" in args.opponents and rules != Rules.preset("standard"):
+            raise ValueError(f"the pretrained agent plays the standard rules only, not --rules {args.rules}; "
+                             "choose other opponents, e.g. --opponents rule rule")
         agents, names = make_opponents(args.opponents, rules, args.seat, seed)
     except (ValueError, ImportError, OSError) as e:
-        advice = " (try --opponents rule rule)" if "pretrained" in str(e) else ""
-        print(f"error: cannot set up the table: {e}{advice}", file=sys.stderr)
+        print(f"error: cannot set up the table: {' '.join(str(e).split())}", file=sys.stderr)
         return 2
     _line_editing()
-    style = Style(sys.stdout.isatty() and not args.no_color)
-    table = Table(rules, args.seat, agents, names, style, write=lambda line: print(line, flush=True))
+    style = Style(sys.stdout.isatty() and not args.no_color, suits=signs_fit(sys.stdout))
+    table = Table(rules, args.seat, agents, names, style, write=lambda line: print(line, flush=True),
+                  auto_pass=not args.no_auto_pass)
     print(style(f"Dou Dizhu, rules {rules_label(rules)}, seed {seed}: you are seat {args.seat}; "
-                f"type ? for your moves, quit to leave", "bold"))
+                f"type ? for your moves, help for the commands, quit to leave", "bold"))
     try:
         play_session(table, seed, args.hands, args.record)
     except Quit:

@@ -16,7 +16,7 @@ import argparse
 import sys
 
 from . import engine, records
-from .tableview import Style, hole_ids, role_label, rules_label, score_lines, suited_hand
+from .tableview import Style, hole_ids, role_label, rules_label, score_lines, signs_fit, suited_hand
 
 
 def printable(name: str, limit: int = 40) -> str:
@@ -106,7 +106,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv=None) -> int:
     """Print the games asked for; returns the exit status (1 for a bad file or game number)."""
     args = build_parser().parse_args(argv)
-    style = Style(sys.stdout.isatty() and not args.no_color)
+    style = Style(sys.stdout.isatty() and not args.no_color, suits=signs_fit(sys.stdout))
     try:
         recs = records.load_records(args.file)
     except (OSError, records.RecordError) as e:

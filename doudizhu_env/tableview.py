@@ -20,11 +20,29 @@ _ANSI = {"red": "31", "green": "32", "yellow": "33", "blue": "34", "magenta": "3
          "bold": "1", "dim": "2"}
 
 
-class Style:
-    """ANSI colour when ``color`` is true, plain text otherwise."""
+#: Suit signs of the table for people (``card_name``'s letters S H C D are for records: ``D`` is
+#: also the big joker there, so a person never sees a suit as a letter).
+SUIT_SIGNS = "\u2660\u2665\u2663\u2666"  # spades, hearts, clubs, diamonds
+#: What a person may type for a suit: the signs, outline forms included; they are dropped when
+#: a move is read (suits do not matter to a move).
+TYPED_SUITS = SUIT_SIGNS + "\u2664\u2661\u2667\u2662"
 
-    def __init__(self, color: bool):
-        self.color = color
+
+def signs_fit(stream) -> bool:
+    """Whether ``stream`` (e.g. ``sys.stdout``) can encode the suit signs."""
+    try:
+        SUIT_SIGNS.encode(getattr(stream, "encoding", None) or "ascii")
+    except (UnicodeEncodeError, LookupError):
+        return False
+    return True
+
+
+class Style:
+    """ANSI colour when ``color`` is true, plain text otherwise; suits as signs when ``suits``
+    (a terminal that can show them), else cards by rank only."""
+
+    def __init__(self, color: bool, suits: bool = True):
+        self.color, self.suits = color, suits
 
     def __call__(self, text: str, *styles: str) -> str:
         """``text`` in the given styles (``"red"``, ``"bold"``, ...) or unchanged without colour."""
@@ -38,7 +56,8 @@ class Style:
         name = card_name(card_id)
         if card_id >= 52:
             return self(name, "magenta", "bold")
-        return self(name, "red") if name[1] in "HD" else name
+        shown = name[0] + (SUIT_SIGNS[card_id % 4] if self.suits else "")
+        return self(shown, "red") if name[1] in "HD" else shown
 
     def cards(self, ids) -> str:
         """Cards sorted by rank then suit, space separated (``-`` for none)."""
@@ -98,6 +117,41 @@ def last_moves(state: engine.State, game: int = 0) -> list[str | None]:
         if a == PASS or a >= NUM_SPECIAL:
             out[int(state.history_seat[game, i])] = table.names[a]
     return out
+
+
+def trick_of(state: engine.State, game: int = 0) -> dict:
+    """The current trick from the public history: its moves ``[seat, name]`` in order, who led it,
+    and the trick before it with its winner (the seat that leads now, once two seats passed)."""
+    names = action_table(state.rules).names
+    moves: list = []
+    previous, winner = [], None
+    passes = 0
+    for i in range(int(state.history_len[game])):
+        a, seat = int(state.history[game, i]), int(state.history_seat[game, i])
+        if a != PASS and a < NUM_SPECIAL:
+            continue  # bids and doublings
+        if passes == 2:  # two passes closed the trick: this move starts the next one
+            previous, winner, moves = moves, _trick_winner(moves), []
+        passes = passes + 1 if a == PASS else 0
+        moves.append([seat, names[a]])
+    if passes == 2:
+        previous, winner, moves = moves, _trick_winner(moves), []
+    return {"moves": moves, "leader": moves[0][0] if moves else None, "previous": previous,
+            "previous_winner": winner}
+
+
+def _trick_winner(moves: list) -> int:
+    return next(s for s, m in reversed(moves) if m != "pass")
+
+
+def doubling_word(state: engine.State, seat: int, game: int = 0) -> str | None:
+    """What ``seat`` said at doubling: ``double``, ``no double``, ``redouble`` (the landlord),
+    ``no redouble``; None before its turn."""
+    said = int(state.doubles[game, seat])
+    if said < 0:
+        return None
+    word = "redouble" if seat == int(state.landlord[game]) else "double"
+    return word if said == 1 else "no " + word
 
 
 def group_moves(rules: Rules, actions) -> dict[str, list[str]]:

@@ -106,17 +106,34 @@ def test_unicode_digits_and_huge_lines_are_answered_briefly():
         assert len(str(err.value)) < 400
 
 
-def test_table_quit_and_end_of_input_raise_quit():
+@pytest.mark.parametrize("answers, leaves, asks", [
+    (["quit", "y"], True, 1),                           # asked again, then yes
+    ([KeyboardInterrupt, "yes"], True, 1),              # Ctrl-C asks too
+    ([KeyboardInterrupt, KeyboardInterrupt], True, 1),  # a second Ctrl-C leaves
+    (["quit", "n", EOFError], True, 1),                 # stays, then the input ends: leaves, not asked
+    ([EOFError], True, 0),
+    (["quit", "n", "3334"], False, 1),                  # stays and plays
+    (["help", "3334"], False, 0),
+])
+def test_leaving_a_hand_is_asked_first(answers, leaves, asks):
     state = scripted_state("333444555666789TJ")
-    for answer in ("quit", EOFError):
-        def read(prompt, answer=answer):
-            if answer is EOFError:
-                raise EOFError
-            return answer
-        table = play.Table(state.rules, 0, {}, ["you", "a", "b"], Style(False), read=read,
-                           write=lambda s: None)
+    helped = "help" in answers
+    answers, prompts, lines = iter(answers), [], []
+
+    def read(prompt):
+        prompts.append(prompt)
+        answer = next(answers)
+        if isinstance(answer, type) and issubclass(answer, BaseException):
+            raise answer
+        return answer
+    table = play.Table(state.rules, 0, {}, ["you", "a", "b"], Style(False), read=read, write=lines.append)
+    if leaves:
         with pytest.raises(play.Quit):
             table.decide(state)
+    else:
+        assert names(state, [table.decide(state)]) == ["333+4"]
+    assert sum(p.startswith("leave this hand? it scores -3 x stake") for p in prompts) == asks
+    assert (play.COMMANDS in lines) == helped
 
 
 class NoBidder:
@@ -242,7 +259,8 @@ def test_whole_hands_at_the_terminal(tmp_path):
     text = child.logfile_read.getvalue()
     assert (f"running total after 2 hands: seat 0 (rule) {totals[0]:+d}, you {totals[1]:+d}, "
             f"seat 2 (rule) {totals[2]:+d}") in text
-    assert text.count("you: pass") == seen["pass"]
+    auto = text.count(": you pass")  # a pass that was the only move, played without asking
+    assert text.count("you: pass") == seen["pass"] + auto
 
 
 def test_transcript_shows_the_table_and_the_score(tmp_path):
@@ -262,10 +280,12 @@ def test_transcript_shows_the_table_and_the_score(tmp_path):
     text = child.logfile_read.getvalue()
     assert child.exitstatus == 0
     assert "you: bid 3" in text and "you are the landlord (base 3); hole cards " in text
-    assert re.search(r"your hand \(20\): (\w\w? ){19}\w\w?", text)
+    card = "(?:[2-9TJQKA][\u2660\u2665\u2663\u2666]|[XD])"  # a rank and a suit sign, or a joker
+    assert re.search(rf"your hand \(20\): ({card} ){{19}}{card}", text)
     assert re.search(r"seat 1 \(random\) +farmer +\d+ cards", text)
     assert re.search(r"\| play \| base 3 \| multiplier x\d+ \(", text)
-    assert re.search(r"^  hole cards: (\w\w? ){2}\w\w?\s*$", text, flags=re.M)
+    assert re.search(rf"^  hole cards: ({card} ){{2}}{card}\s*$", text, flags=re.M)
+    assert re.search(r"still held \(\d+\):", text) and text.count("still held") == 3
     assert "=== hand 1 of 1 over ===" in text
     assert re.search(r"stake = base 3 x multiplier \d+ \(.*\) = \d+", text)
     assert re.search(r"points: you [+-]\d+, seat 1 \(random\) [+-]\d+, seat 2 \(random\) [+-]\d+", text)
@@ -281,6 +301,12 @@ def test_quit_in_the_middle_of_a_hand(tmp_path):
         child.sendline({"bid": "0", "double": "n"}[kind])
         kind = expect_prompt(child)
     child.sendline("quit")
+    child.expect(r"leave this hand\? it scores -3 x stake for you \(y/n\): ")
+    child.sendline("n")  # stays
+    child.expect(PROMPTS["move"])
+    child.sendintr()  # Ctrl-C asks too
+    child.expect(r"leave this hand\? it scores -3 x stake for you \(y/n\): ")
+    child.sendline("y")
     child.expect(r"you left the hand: -3 x stake, the others score 0")
     child.expect(r"running total after 1 hand: you -\d+, seat 1 \(random\) \+0, seat 2 \(random\) \+0")
     child.expect("you left the table")
@@ -298,6 +324,8 @@ def test_colour_on_a_terminal_and_quit_while_bidding():
     assert "\x1b[" in child.before
     assert kind in ("bid", "double", "move")
     child.sendline("quit")
+    child.expect(r"leave this hand\? ")
+    child.sendline("yes")
     child.expect("you left the table")
     child.expect(pexpect.EOF)
     child.close()
@@ -309,6 +337,83 @@ def test_default_opponents_are_the_pretrained_agent():
     expect_prompt(child)
     assert "seat 1 (pretrained)" in child.before and "seat 2 (pretrained)" in child.before
     child.sendline("quit")
+    child.expect(r"leave this hand\? ")
+    child.sendline("y")
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 0
+
+
+def test_the_table_says_what_a_player_needs():
+    """No bid yet, the partner, the current trick only, who won a trick and leads, the landlord's
+    redouble, suits as signs that may be typed, every hand at the end, an automatic only-pass."""
+    rules = Rules.preset("standard")
+    lines = []
+    state = engine.reset(np.random.default_rng(0), 1, rules)
+    table = play.Table(rules, 0, {}, ["you", "a", "b"], Style(False), read=lambda p: "", write=lines.append)
+    table.show(state)
+    assert "| bidding | no bid yet |" in lines[0]
+    ten = 7 * 4  # the ten of spades
+    shown = Style(False).card(ten)
+    assert shown == "T\u2660" and Style(False, suits=False).card(ten) == "T"
+    leading = scripted_state("333444555666789TJ")
+    assert play.parse_move(leading, shown) == play.parse_move(leading, "T")  # typed as shown
+
+    # a fixed-landlord hand: seat 1 leads as landlord; you are seat 0 (a farmer), seat 2 your partner
+    deal = engine.Deal(("33344455566678899", "3457TTTTJJJJQQQQ9", "789KKKKAAAA2222XD"), "678", 0, 1)
+    fixed = Rules.preset("standard", bidding=False, doubling=True)
+    state = engine.reset(0, 1, fixed, deals=[deal])
+    t = action_table(fixed)
+    while state.phase[0] == engine.DOUBLING:  # your partner doubles, the landlord may redouble
+        state = engine.step(state, np.array([t.index("double" if state.to_act[0] == 2 else "no_double")]))
+    lines.clear()
+    table.rules = fixed
+    table.table = t
+    for name in ("T", "pass", "pass"):  # seat 1 leads T; seat 2 and you pass: seat 1 leads again
+        seat = int(state.to_act[0])
+        before, state = state, engine.step(state, np.array([t.index(name)]))
+        table.announce(before, state, seat, t.index(name))
+    assert "  -- trick over: seat 1 (a) won it and leads --" in lines
+    lines.clear()
+    state = engine.step(state, np.array([t.index("J")]))  # seat 1 leads J, seat 2 beats it, you to act
+    state = engine.step(state, np.array([t.index("K")]))
+    table.show(state)
+    text = "\n".join(lines)
+    assert "to beat: K by seat 2 (b), your partner" in text
+    assert re.search(r"seat 2 \(b\) +farmer \(partner\) .* double +this trick: K", text)
+    assert re.search(r"seat 1 \(a\) +landlord .*no redouble +this trick: J", text)
+    assert re.search(r"^> you .*this trick: -", text, flags=re.M)  # the old trick's pass is not shown
+    lines.clear()
+    holding = Rules.preset("douzero")
+    only_pass = scripted_state("3333444455556XD66")
+    only_pass = engine.step(only_pass, np.array([action_table(holding).index("XD")]))
+    assert engine.legal_actions(only_pass)[0].tolist() == [PASS]
+    table = play.Table(holding, 1, {}, ["a", "you", "b"], Style(False), read=lambda p: 1 / 0,
+                       write=lines.append)
+    assert table.decide(only_pass) == PASS and lines == ["  nothing in your hand beats XD: you pass"]
+
+
+@pytest.mark.parametrize("text, why", [
+    ("JQKA2", "chains stop at the ace (2s and jokers are never in a chain)"),
+    ("3456", "a chain of these needs at least 5 ranks"),
+    ("34568", "must follow each other with no gap"),
+    ("34", "(a single, pair, trio"),
+])
+def test_not_a_combination_says_why(text, why):
+    state = scripted_state("3344556789TJQKA22")
+    with pytest.raises(play.MoveError, match="not a combination") as err:
+        play.parse_move(state, text)
+    assert why in str(err.value)
+
+
+def test_setup_errors_and_ctrl_c_at_start_are_one_line(monkeypatch, capsys):
+    assert play.main(["--rules", "douzero"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["error: cannot set up the table: the pretrained agent plays the standard rules only, not "
+                   "--rules douzero; choose other opponents, e.g. --opponents rule rule"]
+
+    def interrupted(*args):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(play, "make_opponents", interrupted)
+    assert play.main(["--opponents", "rule", "rule"]) == 130
+    assert capsys.readouterr().err.strip() == "interrupted before the table was set up"

@@ -23,8 +23,8 @@ from agents.arena import run_arena  # noqa: E402
 from doudizhu_env import engine  # noqa: E402
 from doudizhu_env.records import load_records  # noqa: E402
 from doudizhu_env.rules import Rules  # noqa: E402
-from doudizhu_env.tableview import dealt_ids, hole_ids  # noqa: E402
-from doudizhu_env.web.game import WebGame, trick_of, view_of  # noqa: E402
+from doudizhu_env.tableview import dealt_ids, hole_ids, trick_of  # noqa: E402
+from doudizhu_env.web.game import WebGame, view_of  # noqa: E402
 from doudizhu_env.web.server import MAX_BODY, create_app  # noqa: E402
 
 BASE = "http://127.0.0.1"

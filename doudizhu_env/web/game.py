@@ -18,18 +18,20 @@ from collections.abc import Sequence
 import numpy as np
 
 from .. import engine
-from ..actions import BID0, DOUBLE, NUM_SPECIAL, PASS, action_table
+from ..actions import BID0, DOUBLE, PASS, action_table
 from ..cards import NUM_RANKS, RANK_CHARS, SUIT_CHARS, card_rank, format_hand
 from ..checks import agent_actions, is_int
 from ..observation import seat_view
 from ..tableview import (
     dealt_ids,
+    doubling_word,
     group_moves,
     hole_ids,
     multiplier_parts,
     role_label,
     score_lines,
     suited_hand,
+    trick_of,
 )
 
 #: The most cards one request may name (a hand holds at most 20).
@@ -58,39 +60,10 @@ def card_json(card_id: int) -> dict:
             "label": ("10" if rank == "T" else rank)}
 
 
-def trick_of(state: engine.State) -> dict:
-    """The current trick from the public history: its moves ``[seat, name]`` in order, who led it,
-    and the trick before it with its winner (the seat that leads now, once two seats passed)."""
-    names = action_table(state.rules).names
-    moves: list = []
-    previous, winner = [], None
-    passes = 0
-    for i in range(int(state.history_len[0])):
-        a, seat = int(state.history[0, i]), int(state.history_seat[0, i])
-        if a != PASS and a < NUM_SPECIAL:
-            continue  # bids and doublings
-        if passes == 2:  # two passes closed the trick: this move starts the next one
-            previous, winner, moves = moves, next(s for s, m in reversed(moves) if m != "pass"), []
-        passes = passes + 1 if a == PASS else 0
-        moves.append([seat, names[a]])
-    if passes == 2:
-        previous, winner, moves = moves, next(s for s, m in reversed(moves) if m != "pass"), []
-    return {"moves": moves, "leader": moves[0][0] if moves else None, "previous": previous,
-            "previous_winner": winner}
-
-
 def _cards_left(view: engine.State) -> list[int]:
     """Cards each seat holds, from public counts: dealt 17 (20 for the landlord) minus played."""
     landlord = int(view.landlord[0])
     return [17 + 3 * (s == landlord) - int(view.played[0, s].sum()) for s in range(3)]
-
-
-def _doubling_word(view: engine.State, seat: int) -> str | None:
-    said = int(view.doubles[0, seat])
-    if said < 0:
-        return None
-    word = "redouble" if seat == int(view.landlord[0]) else "double"
-    return word if said == 1 else "no " + word
 
 
 class WebGame:
@@ -245,7 +218,7 @@ def view_of(game: WebGame) -> dict:
     trick = trick_of(view)
     left = _cards_left(view)
     seats = [{"seat": s, "name": "you" if s == me else game.names[s], "role": role_label(view, s),
-              "cards_left": left[s], "bid": int(view.bids[0, s]), "doubling": _doubling_word(view, s),
+              "cards_left": left[s], "bid": int(view.bids[0, s]), "doubling": doubling_word(view, s),
               "partner": s != me and landlord >= 0 and me != landlord and s != landlord,
               "last": next((m for t, m in reversed(trick["moves"]) if t == s), None)}
              for s in range(3)]

@@ -34,8 +34,8 @@ from .. import records
 from ..actions import action_table
 from ..checks import is_int
 from ..rules import Rules
-from ..tableview import hole_ids, score_lines, suited_hand
-from .game import Ambiguous, MoveError, WebGame, card_json, trick_of, view_of
+from ..tableview import hole_ids, score_lines, suited_hand, trick_of
+from .game import Ambiguous, MoveError, WebGame, card_json, view_of
 
 #: The largest request body accepted (a replay file included).
 MAX_BODY = 2_000_000
