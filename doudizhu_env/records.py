@@ -42,7 +42,7 @@ from .cards import (
     card_rank,
     format_hand,
 )
-from .checks import short
+from .checks import is_int, short
 from .files import append_text, atomic_write
 from .rules import Rules
 
@@ -218,7 +218,7 @@ def check_record(rec) -> None:
     rules = rules_of(rec)
     deal_ids(rec)
     _check_seat(rec["first_bidder"], "first_bidder")
-    if not _is_int(rec["redeals"]) or not 0 <= rec["redeals"] <= rules.redeal_limit + 1:
+    if not is_int(rec["redeals"]) or not 0 <= rec["redeals"] <= rules.redeal_limit + 1:
         raise RecordError(f"'redeals' must be an int 0..{rules.redeal_limit + 1} (the rules' redeal_limit "
                           f"and the deal that passed it), got {short(rec['redeals'])}")
     players = rec.get("players")
@@ -235,16 +235,12 @@ def check_record(rec) -> None:
         _check_seat(rec["escaped"], "escaped")
     result = rec["result"]
     scores = result.get("scores") if isinstance(result, dict) else None
-    if not isinstance(scores, list) or len(scores) != 3 or not all(_is_int(x) for x in scores):
+    if not isinstance(scores, list) or len(scores) != 3 or not all(is_int(x) for x in scores):
         raise RecordError("'result' must be an object with 'scores', three ints")
 
 
-def _is_int(x) -> bool:
-    return isinstance(x, int) and not isinstance(x, bool)
-
-
 def _check_seat(x, what: str) -> None:
-    if not _is_int(x) or not 0 <= x <= 2:
+    if not is_int(x) or not 0 <= x <= 2:
         raise RecordError(f"{what} must be a seat 0, 1 or 2, got {short(x)}")
 
 

@@ -167,8 +167,8 @@ def test_bad_population_settings(tmp_path, over, message):
 
 
 @pytest.mark.parametrize("over, message", [
-    ({"opponents": ["rul"]}, "opponents: 'rul' is not an agent the run can play"),
-    ({"warm_start_agent": "nobody"}, "warm_start_agent: 'nobody' is not an agent the run can play"),
+    ({"opponents": ["rul"]}, "opponents: agent 'rul': unknown agent 'rul'"),
+    ({"warm_start_agent": "nobody"}, "warm_start_agent: agent 'nobody': unknown agent"),
 ])
 def test_bad_agents_fail_before_training(tmp_path, over, message):
     with pytest.raises(ConfigError, match=message):

@@ -36,3 +36,14 @@ def test_suite_collects_without_gymnasium_and_pettingzoo():
     skipped = [line for line in out.stdout.splitlines() if line.startswith("SKIPPED")]
     for module in ("test_aec_env", "test_gym_env", "test_compact_masks", "test_rl_clients"):
         assert any(f"tests/{module}.py" in line for line in skipped), (module, skipped)
+
+
+def test_the_installed_packages_are_the_projects_own_and_benchmarks_stays_in_the_checkout(tmp_path):
+    """``agents``, ``train`` and ``doudizhu_env`` are installed; ``benchmarks`` is run from a checkout
+    (``python -m benchmarks.X`` at its root), so that no installed package of that name shadows a
+    user's own ``benchmarks/`` folder, or is shadowed by it."""
+    code = ("import agents.arena, train.dmc, doudizhu_env.web.server\n"
+            "try:\n    import benchmarks\nexcept ModuleNotFoundError:\n    print('not installed')\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path,
+                         check=False, timeout=120)
+    assert out.returncode == 0 and out.stdout.strip() == "not installed", out.stderr + out.stdout

@@ -298,18 +298,17 @@ def actors_of(cfg: TrainConfig):
 def check_opponents(cfg: TrainConfig) -> None:
     """Build each agent the run names once (the evaluation's baselines, the actors' opponents and
     the warm-start agent), so that a bad spec fails now rather than in an actor or after the training."""
-    from agents.registry import make_agent
+    from agents.registry import check_specs
 
     rules = Rules.preset(cfg.rules)
     named = {"eval_opponents": cfg.eval_opponents if cfg.eval_deals else [],
              "opponents": cfg.opponents if cfg.opponent_share else [],
              "warm_start_agent": [cfg.warm_start_agent] if cfg.warm_start_frames else []}
     for key, specs in named.items():
-        for spec in dict.fromkeys(specs):
-            try:
-                make_agent(spec, rules=rules)
-            except (ValueError, OSError, ImportError) as err:
-                raise ConfigError(f"{key}: {spec!r} is not an agent the run can play: {err}") from err
+        try:
+            check_specs(specs, rules)
+        except ValueError as err:
+            raise ConfigError(f"{key}: {err}") from err
 
 
 def check_run_dir(cfg: TrainConfig, resume: bool, overwrite: bool) -> None:
