@@ -1,4 +1,8 @@
-"""Text rendering of a game, shared by the PettingZoo and Gymnasium environments."""
+"""Text rendering of a game, shared by the PettingZoo and Gymnasium environments.
+
+The words for people (roles, doubling) come from :mod:`doudizhu_env.tableview`, as at the terminal
+and web tables.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +10,7 @@ from . import engine
 from .actions import action_table
 from .cards import HAND_SIZE, card_name, format_hand
 from .engine import PHASE_NAMES
+from .tableview import doubling_word, role_label
 
 
 def render_text(state: engine.State, perspective: int | None = None, game: int = 0) -> str:
@@ -17,11 +22,11 @@ def render_text(state: engine.State, perspective: int | None = None, game: int =
     lines = [f"Dou Dizhu | phase: {PHASE_NAMES[s['phase']]} | base {int(s['base'])} | "
              f"multiplier x{int(state.multiplier[game])}"]
     for seat in range(3):
-        role = "landlord" if seat == s["landlord"] else ("farmer" if s["landlord"] >= 0 else "")
+        role = role_label(state, seat, game)
         cards = s["hands"][seat]
         shown = format_hand(cards) if perspective in (None, seat) else "?" * int(cards.sum())
         bid = f"bid {int(s['bids'][seat])}" if s["bids"][seat] >= 0 else ""
-        dbl = {1: "double", 0: "no double"}.get(int(s["doubles"][seat]), "")
+        dbl = doubling_word(state, seat, game) or ""
         marker = ">" if seat == s["to_act"] and not s["done"] else " "
         lines.append(f"{marker} player_{seat} {role:<8} {int(cards.sum()):>2} cards: {shown:<20} {bid} {dbl}")
     hole_shown = s["landlord"] >= 0 or perspective is None
