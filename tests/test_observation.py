@@ -120,16 +120,14 @@ def test_roles_of_seats():
         ["landlord_up", "landlord", "landlord_down"]
 
 
-def test_role_names_have_one_definition():
-    from agents import arena, douzero_adapter
-    from doudizhu_env import engine, observation
+def test_report_roles_partition_the_games():
+    """Every role once in an arena report, the farmers' aggregate being the two farmer roles
+    (a repeated landlord row was a bug), and the roles' games adding up to the agent's."""
+    from agents.arena import REPORT_ROLES, run_arena
 
-    assert observation.ROLE_NAMES is engine.ROLE_NAMES
-    assert douzero_adapter.POSITIONS is engine.ROLE_NAMES
-    # every role once, the farmers' aggregate after the landlord (a repeated landlord row was a bug)
-    assert arena.REPORT_ROLES == ("all", "landlord", "farmer", "landlord_down", "landlord_up")
-    assert set(engine.ROLE_NAMES) <= set(arena.REPORT_ROLES)
-    pytest.importorskip("torch")
-    from agents import dmc
-
-    assert dmc.POSITIONS[2:] == engine.ROLE_NAMES
+    report = run_arena(["rule", "random", "random"], 20, "douzero", seed=1)
+    for entry in report["agents"].values():
+        assert [r for r in REPORT_ROLES if r in entry] == list(REPORT_ROLES)
+        games = {r: entry[r]["games"] for r in REPORT_ROLES}
+        assert games["landlord"] + games["farmer"] == games["all"]
+        assert games["landlord_down"] + games["landlord_up"] == games["farmer"]
