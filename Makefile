@@ -2,7 +2,8 @@
 #
 #   make train   set up .venv, then 5 minutes of DMC self-play and its evaluation table
 #   make test    set up .venv, then lint, the test suite and the strict documentation build
-#   (make test-slow: the long reference sweeps at full size, marked slow, that make test leaves out)
+#   (make test-slow: what make test leaves out, the long reference sweeps at full size, marked slow,
+#   and the end-to-end runs through Ray, SB3, notebooks, a browser and a pseudo-terminal, marked integration)
 #
 # Set-up is done once: .venv is created if missing, and the packages are
 # (re)installed only when pyproject.toml is newer than the stamp .venv/.installed.
@@ -32,7 +33,7 @@ export NO_MKDOCS_2_WARNING := 1
 help:
 	@echo "make train   set up .venv if needed, then train by self-play for 5 minutes and print the evaluation table"
 	@echo "make test    set up .venv if needed, then ruff, pytest and mkdocs build --strict (what CI runs)"
-	@echo "make test-slow  the tests marked slow (the long reference sweeps at full size; CI runs them too)"
+	@echo "make test-slow  the tests marked slow or integration (reference sweeps, end-to-end runs; CI runs them too)"
 	@echo "make docs    build the documentation site into $(SITE_DIR) (strict)"
 	@echo "make serve-docs  the site at http://127.0.0.1:8000 while you edit"
 	@echo "make install only the set-up"
@@ -57,7 +58,7 @@ lint: $(STAMP)
 	ruff check .
 
 pytest: $(STAMP)
-	python -m pytest -q -m "not slow"
+	python -m pytest -q -m "not slow and not integration"
 
 docs: $(STAMP)
 	mkdocs build --strict --site-dir $(SITE_DIR)
@@ -66,11 +67,12 @@ serve-docs: $(STAMP)
 	mkdocs serve
 
 # lint and the docs first: they fail in seconds, the test suite takes minutes;
-# the tests marked slow (pyproject.toml, [tool.pytest.ini_options] markers) are make test-slow's
+# the tests marked slow or integration (pyproject.toml, [tool.pytest.ini_options] markers) are
+# make test-slow's: make test is the quick loop, CI runs both
 test: $(STAMP)
 	ruff check .
 	mkdocs build --strict --site-dir $(SITE_DIR)
-	python -m pytest -q -m "not slow"
+	python -m pytest -q -m "not slow and not integration"
 
 test-slow: $(STAMP)
-	python -m pytest -q -m slow
+	python -m pytest -q -m "slow or integration"

@@ -99,7 +99,7 @@ def test_unknown_eval_opponents_fail_before_training(tmp_path):
 
     cfg = load_config(TINY, {"out_dir": str(tmp_path / "runs"), "eval_deals": 2,
                              "eval_opponents": "[random, randm]"})
-    with pytest.raises(ConfigError, match="eval_opponents: 'randm' is not an agent"):
+    with pytest.raises(ConfigError, match="eval_opponents: agent 'randm': unknown agent"):
         train(cfg)
     assert not (tmp_path / "runs").exists()  # nothing trained, nothing written
 

@@ -211,6 +211,7 @@ def hints(child) -> dict[str, list[str]]:
     return {k: [m for m in v.split() if not m.startswith(("...", "("))] for k, v in groups.items()}
 
 
+@pytest.mark.integration
 def test_whole_hands_at_the_terminal(tmp_path):
     path = tmp_path / "mine.jsonl"
     child = spawn("--opponents", "rule", "rule", "--seed", "4", "--hands", "2", "--no-color",
@@ -263,6 +264,7 @@ def test_whole_hands_at_the_terminal(tmp_path):
     assert text.count("you: pass") == seen["pass"] + auto
 
 
+@pytest.mark.integration
 def test_transcript_shows_the_table_and_the_score(tmp_path):
     """One hand, read back whole: the seats, hole cards, the multiplier, the score and how it was made."""
     child = spawn("--opponents", "random", "random", "--seed", "9", "--no-color")
@@ -292,6 +294,7 @@ def test_transcript_shows_the_table_and_the_score(tmp_path):
     assert "running total after 1 hand: " in text
 
 
+@pytest.mark.integration
 def test_quit_in_the_middle_of_a_hand(tmp_path):
     path = tmp_path / "left.jsonl"
     child = spawn("--opponents", "random", "random", "--seed", "1", "--no-color", "--hands", "3",
@@ -318,6 +321,7 @@ def test_quit_in_the_middle_of_a_hand(tmp_path):
     records.replay(rec)
 
 
+@pytest.mark.integration
 def test_colour_on_a_terminal_and_quit_while_bidding():
     child = spawn("--opponents", "random", "random", "--seed", "2", "--seat", "2")
     kind = expect_prompt(child)
@@ -332,6 +336,7 @@ def test_colour_on_a_terminal_and_quit_while_bidding():
     assert child.exitstatus == 0
 
 
+@pytest.mark.integration
 def test_default_opponents_are_the_pretrained_agent():
     child = spawn("--seed", "3", "--no-color", timeout=180)
     expect_prompt(child)

@@ -10,6 +10,8 @@ import time
 import numpy as np
 import pytest
 
+pytestmark = pytest.mark.integration
+
 gymnasium = pytest.importorskip("gymnasium")
 pytest.importorskip("pettingzoo")
 pytest.importorskip("sb3_contrib")

@@ -170,6 +170,7 @@ def test_actor_process_run_trains_end_to_end(tmp_path):
     assert "loss/all" in logged and all(np.isfinite(v) for _, v in logged["loss/all"])
 
 
+@pytest.mark.integration
 def test_command_line_run_shows_progress_and_says_where_its_outputs_are(tmp_path):
     cmd = [sys.executable, "-m", "train.dmc", "--config", "configs/tiny.yaml", "--out-dir", str(tmp_path),
            "--run-name", "cli", "--total-frames", "3000", "--log-seconds", "0", "--eval-deals", "3",

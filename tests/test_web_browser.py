@@ -21,8 +21,9 @@ pytest.importorskip("selenium")
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 DRIVER = shutil.which("chromedriver")
-pytestmark = pytest.mark.skipif(not (CHROMIUM and DRIVER), reason="no headless Chromium here: install "
-                                "Debian's chromium and chromium-driver packages to run the browser tests")
+NO_BROWSER = ("no headless Chromium here: install Debian's chromium and chromium-driver packages to run the "
+              "browser tests")
+pytestmark = [pytest.mark.integration, pytest.mark.skipif(not (CHROMIUM and DRIVER), reason=NO_BROWSER)]
 
 
 def _free_port() -> int:
