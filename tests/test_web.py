@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 pytest.importorskip("starlette")
-pytest.importorskip("httpx")
+pytest.importorskip("starlette.testclient")  # needs httpx2 (the dev extra) or httpx
 
 from starlette.testclient import TestClient  # noqa: E402
 from test_information_leak import random_positions, swap_hidden  # noqa: E402
