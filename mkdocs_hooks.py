@@ -233,7 +233,7 @@ def render(markdown: str, where: str = "a page") -> str:
     return _MARKER.sub(one, markdown)
 
 
-def on_page_markdown(markdown, page, config, files):  # noqa: ARG001 (MkDocs' hook signature)
+def on_page_markdown(markdown, page, config, files):
     return render(markdown, page.file.src_path)
 
 
