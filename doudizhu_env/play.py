@@ -39,7 +39,7 @@ import numpy as np
 
 from . import engine, records
 from .actions import BID0, DOUBLE, NO_DOUBLE, PASS, action_table
-from .cards import CHAIN_TOP, format_hand, parse_hand
+from .cards import format_hand, parse_hand
 from .checks import agent_actions, short
 from .files import check_output
 from .observation import seat_view
@@ -57,6 +57,7 @@ from .tableview import (
     signs_fit,
     suited_hand,
     trick_of,
+    why_no_combination,
 )
 
 QUIT_WORDS = ("quit", "exit")
@@ -113,7 +114,8 @@ def parse_move(state: engine.State, text: str) -> list[int]:
         raise MoveError("type some cards, pass, or ? for your moves")
     readings = _readings(table, counts, text)
     if not readings:
-        raise MoveError(f"{format_hand(counts)} is not a combination under these rules{_why_not(counts)}")
+        why = why_no_combination(counts)
+        raise MoveError(f"{format_hand(counts)} is not a combination under these rules{why}")
     hand = state.hands[0, state.to_act[0]]
     if np.any(counts > hand):
         missing = np.maximum(counts.astype(int) - hand, 0)
@@ -125,20 +127,6 @@ def parse_move(state: engine.State, text: str) -> list[int]:
         raise MoveError(f"{table.names[readings[0]]} does not beat {on_table}; "
                         "play a higher combination of the same type and length, a bomb, or pass")
     return ok
-
-
-def _why_not(counts: np.ndarray) -> str:
-    """Why cards that look like a chain are none: 2s and jokers never join one, a chain is long enough."""
-    ranks = np.flatnonzero(counts)
-    width = set(counts[ranks].tolist())
-    if len(ranks) < 3 or len(width) != 1:
-        return " (a single, pair, trio with or without kickers, chain, plane, four with two, bomb or rocket)"
-    if ranks[-1] > CHAIN_TOP:
-        return ": chains stop at the ace (2s and jokers are never in a chain)"
-    if np.any(np.diff(ranks) != 1):
-        return ": a chain's ranks must follow each other with no gap"
-    need = {1: 5, 2: 3, 3: 2}.get(int(width.pop()))
-    return f": a chain of these needs at least {need} ranks" if need else ""
 
 
 def _readings(table, counts: np.ndarray, text: str) -> list[int]:

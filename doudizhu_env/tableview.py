@@ -13,7 +13,7 @@ import numpy as np
 
 from . import engine
 from .actions import NUM_SPECIAL, PASS, CombType, action_table
-from .cards import HAND_SIZE, card_name, card_rank
+from .cards import CHAIN_TOP, HAND_SIZE, card_name, card_rank
 from .rules import PRESETS, Rules
 
 _ANSI = {"red": "31", "green": "32", "yellow": "33", "blue": "34", "magenta": "35", "cyan": "36",
@@ -152,6 +152,21 @@ def doubling_word(state: engine.State, seat: int, game: int = 0) -> str | None:
         return None
     word = "redouble" if seat == int(state.landlord[game]) else "double"
     return word if said == 1 else "no " + word
+
+
+def why_no_combination(counts: np.ndarray) -> str:
+    """Why cards are no combination, to follow "... is not a combination": the kinds there are, or
+    why cards that look like a chain are none (2s and jokers never join one; no gaps; long enough)."""
+    ranks = np.flatnonzero(counts)
+    width = set(counts[ranks].tolist())
+    if len(ranks) < 3 or len(width) != 1:
+        return " (a single, pair, trio with or without kickers, chain, plane, four with two, bomb or rocket)"
+    if ranks[-1] > CHAIN_TOP:
+        return ": chains stop at the ace (2s and jokers are never in a chain)"
+    if np.any(np.diff(ranks) != 1):
+        return ": a chain's ranks must follow each other with no gap"
+    need = {1: 5, 2: 3, 3: 2}.get(int(width.pop()))
+    return f": a chain of these needs at least {need} ranks" if need else ""
 
 
 def group_moves(rules: Rules, actions) -> dict[str, list[str]]:

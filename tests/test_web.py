@@ -21,6 +21,7 @@ from test_information_leak import random_positions, swap_hidden  # noqa: E402
 
 from agents.arena import run_arena  # noqa: E402
 from doudizhu_env import engine  # noqa: E402
+from doudizhu_env.actions import action_table  # noqa: E402
 from doudizhu_env.records import load_records  # noqa: E402
 from doudizhu_env.rules import Rules  # noqa: E402
 from doudizhu_env.tableview import dealt_ids, hole_ids, trick_of  # noqa: E402
@@ -95,8 +96,7 @@ def test_the_view_does_not_change_when_hidden_cards_are_dealt_differently():
         for seat in range(3):
             game = object.__new__(WebGame)
             game.rules, game.seat, game.names, game.id = state.rules, seat, ["a", "b", "c"], "g"
-            game.table, game.log, game.state = __import__("doudizhu_env.actions").actions.action_table(
-                state.rules), [], state
+            game.table, game.log, game.state = action_table(state.rules), [], state
             other = swap_hidden(state, seat, rng)
             deal = other.deal.copy()  # the person's own cards and the shown hole keep their suits
             own = slice(seat * 17, seat * 17 + 17)

@@ -19,7 +19,7 @@ import numpy as np
 
 from .. import engine
 from ..actions import BID0, DOUBLE, PASS, action_table
-from ..cards import NUM_RANKS, RANK_CHARS, SUIT_CHARS, card_rank, format_hand
+from ..cards import NUM_RANKS, RANK_CHARS, SUIT_CHARS, card_rank, format_hand, parse_hand
 from ..checks import agent_actions, is_int
 from ..observation import seat_view
 from ..tableview import (
@@ -32,6 +32,7 @@ from ..tableview import (
     score_lines,
     suited_hand,
     trick_of,
+    why_no_combination,
 )
 
 #: The most cards one request may name (a hand holds at most 20).
@@ -128,11 +129,11 @@ class WebGame:
         raise MoveError(self._why_not(cards, same))
 
     def _why_not(self, cards: str, same: list[int]) -> str:
-        if int(self.state.phase[0]) != engine.PLAY:
-            return f"it is time to {engine.PHASE_NAMES[int(self.state.phase[0])][:-3]}, not to play cards"
+        phase = int(self.state.phase[0])
+        if phase != engine.PLAY:
+            return f"it is time to {'bid' if phase == engine.BIDDING else 'double'}, not to play cards"
         if not same:
-            return (f"{cards} is not a combination (a single, pair, trio with or without a kicker, chain, "
-                    "bomb or rocket; chains stop at the ace)")
+            return f"{cards} is not a combination under these rules{why_no_combination(parse_hand(cards))}"
         on = int(self.state.table_action[0])
         if on < 0:
             return f"{cards} cannot be played now"
