@@ -270,6 +270,12 @@ def test_dmc_command_line_errors_are_one_line(tmp_path):
     assert_one_line_error(resume, "train.dmc", "--resume: no checkpoint at", "expected the checkpoint.pt")
     bad = run_module("train.dmc", "--config", TINY, "--out-dir", str(tmp_path / "runs"), "--epsilon", "2")
     assert_one_line_error(bad, "train.dmc", "epsilon must be a probability in [0, 1], got 2.0")
+    init = run_module("train.dmc", "--config", TINY, "--out-dir", str(tmp_path / "runs"),
+                      "--init-weights", str(tmp_path / "nope.pt"))
+    assert_one_line_error(init, "train.dmc", "init_weights: no checkpoint file at", "nope.pt")
+    other = run_module("train.dmc", "--config", TINY, "--out-dir", str(tmp_path / "runs"),
+                       "--init-weights", "pretrained")  # the shipped model is larger than the tiny one
+    assert_one_line_error(other, "train.dmc", "init_weights:", "holds a model of config")
     assert not (tmp_path / "runs").exists()
 
 

@@ -140,6 +140,36 @@ def test_resume_with_another_model_config_fails(tiny_run, tmp_path):
         train(load_config(TINY, {"out_dir": str(tmp_path), "eval_deals": 0, "model.hidden": 24}), resume=True)
 
 
+def test_init_weights_starts_from_an_exported_model_and_counts_on(tiny_run, tmp_path):
+    from agents.checkpoint import export_weights
+
+    cfg, run_dir, _ = tiny_run
+    saved = read_checkpoint(os.path.join(run_dir, "checkpoint.pt"))
+    weights = str(tmp_path / "w.pt")
+    export_weights(os.path.join(run_dir, "checkpoint.pt"), weights)
+    start = load_model(weights).state_dict()
+    # a frame budget already spent: the run's checkpoint is the model it started from
+    train(tiny(tmp_path, run_name="same", init_weights=weights, total_frames=saved["frames"]))
+    same = read_checkpoint(str(tmp_path / "same" / "checkpoint.pt"))
+    assert same_state(same["model"], start)
+    assert (same["frames"], same["updates"]) == (saved["frames"], saved["updates"])
+    # more frames: training goes on from there, the optimizer fresh (Adam's step counts count only this run's updates)
+    train(tiny(tmp_path, run_name="more", init_weights=weights, total_frames=saved["frames"] + 1500))
+    more = read_checkpoint(str(tmp_path / "more" / "checkpoint.pt"))
+    assert more["frames"] >= saved["frames"] + 1500 and more["updates"] > saved["updates"]
+    assert not same_state(more["model"], start)
+    steps = {int(s["step"]) for s in more["optimizer"]["state"].values()}
+    assert steps and all(1 <= step <= more["updates"] - saved["updates"] for step in steps)
+
+
+def test_init_weights_of_another_model_config_is_refused(tiny_run, tmp_path):
+    cfg, run_dir, _ = tiny_run
+    bigger = tiny(tmp_path, init_weights=os.path.join(run_dir, "checkpoint.pt"), **{"model.hidden": 24})
+    with pytest.raises(CheckpointError, match="init_weights: .* holds a model of config"):
+        train(bigger)
+    assert not (tmp_path / cfg.run_name).exists()
+
+
 def test_inline_runs_are_deterministic(tmp_path):
     cfg_a = tiny(tmp_path / "a", total_frames=1500, seed=7)
     cfg_b = tiny(tmp_path / "b", total_frames=1500, seed=7)

@@ -94,6 +94,12 @@ class TrainConfig:
     its play: a warm start from what that agent knows, before self-play."""
     warm_start_agent: str = "rule"
     """The agent spec that plays the warm-start games."""
+    init_weights: str = ""
+    """Weights the model starts from instead of a random initialization: a ``.pt`` file of
+    ``train.dmc`` or ``train.export``, or ``pretrained`` (the shipped agent). Its rules and model
+    config must be the run's; frames and updates count on from the file's (so the epsilon
+    schedule goes on where it was), the optimizer starts fresh. Ignored by ``--resume``, which
+    continues the run's own checkpoint."""
     batch_size: int = 1024
     """Samples per learner update."""
     learning_rate: float = 3e-4

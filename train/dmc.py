@@ -72,6 +72,8 @@ class Run:
         self.learner = Learner(self.train_model, cfg.learning_rate, cfg.max_grad_norm, device)
         if resume:
             self._resume()
+        elif cfg.init_weights:
+            self._init_from(cfg.init_weights)
         self.model.share_memory()
         self.buffer = SampleBuffer(cfg.buffer_size)
         from torch.utils.tensorboard import SummaryWriter
@@ -98,6 +100,23 @@ class Run:
         self.frames = self.resumed_from = frames
         self.updates = self.resumed_updates = self.learner.updates = updates
         torch.set_rng_state(rng)
+
+    def _init_from(self, spec: str):
+        """Start from the weights of ``spec`` (a file or ``pretrained``), counting on from its frames."""
+        from agents.registry import PRETRAINED
+
+        path = PRETRAINED if spec == "pretrained" else spec
+        try:
+            model = load_model(path, self.rules, self.cfg.model)
+        except CheckpointError as err:
+            raise CheckpointError(f"init_weights: {err}") from None
+        data = read_checkpoint(path)
+        counts = [data.get(key, 0) for key in ("frames", "updates")]
+        self.frames, self.updates = (int(c) if is_int(c) and c >= 0 else 0 for c in counts)
+        self.resumed_from, self.resumed_updates = self.frames, self.updates
+        self.learner.updates = self.updates
+        self.model.load_state_dict(model.state_dict())
+        self.train_model.load_state_dict(model.state_dict())
 
     # -- bookkeeping -------------------------------------------------------
 
