@@ -47,10 +47,16 @@ def __getattr__(name: str):
 def register_envs() -> None:
     """Register ``DouDizhu-v0`` with gymnasium (idempotent; string entry points, nothing else imported).
 
-    Done for you: by ``import doudizhu_env`` when gymnasium is already imported, else as soon
-    as gymnasium is (``import doudizhu_env`` itself never imports gymnasium), so
-    ``gymnasium.make("DouDizhu-v0")`` and ``gymnasium.make_vec("DouDizhu-v0", num_envs=...)``
-    work after both imports, in either order.
+    Called when :mod:`doudizhu_env.gym_env` is imported, and by ``import doudizhu_env`` when
+    gymnasium is imported already; so any of these works, in a fresh process::
+
+        gymnasium.make("doudizhu_env.gym_env:DouDizhu-v0")  # gymnasium imports the env module first
+        import doudizhu_env.gym_env; gymnasium.make("DouDizhu-v0")
+        import gymnasium, doudizhu_env; gymnasium.make("DouDizhu-v0")
+
+    ``import doudizhu_env`` alone never imports gymnasium (an optional dependency) and installs no
+    import hook, so after ``import doudizhu_env`` and then ``import gymnasium`` the short id needs
+    one of the first two forms (or a call of this function).
     """
     import gymnasium
 
@@ -62,41 +68,11 @@ def register_envs() -> None:
         )
 
 
-# Gymnasium 1.x loads no plugin entry points, so the id is registered from here. To keep
-# gymnasium (an optional dependency, extra "env") unimported, a one-shot import hook
-# registers it right after gymnasium's own import completes, whoever imports it.
-
-
-class _RegisterAfterGymnasium:
-    """A ``sys.meta_path`` finder that lets the usual finders load gymnasium, then registers the env."""
-
-    def find_spec(self, fullname, path=None, target=None):
-        if fullname != "gymnasium":
-            return None
-        import importlib.util
-        import sys
-
-        sys.meta_path.remove(self)  # one shot; also lets find_spec below reach the real finders
-        spec = importlib.util.find_spec(fullname)
-        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
-            return spec
-        loader, exec_module = spec.loader, spec.loader.exec_module
-
-        def exec_then_register(module):
-            exec_module(module)  # the import machinery has put the module in sys.modules already
-            register_envs()
-
-        loader.exec_module = exec_then_register
-        return spec
-
-
-def _register_now_or_when_gymnasium_is_imported() -> None:
+def _register_if_gymnasium_is_imported() -> None:
     import sys
 
     if sys.modules.get("gymnasium") is not None:  # None: an import of it blocked on purpose
         register_envs()
-    elif not any(isinstance(f, _RegisterAfterGymnasium) for f in sys.meta_path):
-        sys.meta_path.insert(0, _RegisterAfterGymnasium())
 
 
-_register_now_or_when_gymnasium_is_imported()
+_register_if_gymnasium_is_imported()

@@ -157,7 +157,7 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from . import engine
+from . import engine, register_envs
 from .checks import agent_actions
 from .engine import PHASE_NAMES, ROLE_NAMES, Deal, IllegalActionError, RandomPolicy
 from .env_args import (  # noqa: F401  (ILLEGAL_ACTIONS, observation_box: re-exported)
@@ -530,3 +530,6 @@ class DouDizhuVectorEnv(VectorEnv):
 
     def close_extras(self, **kwargs):
         pass
+
+
+register_envs()  # importing the env module registers its id (gymnasium is imported by now)

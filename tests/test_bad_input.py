@@ -186,11 +186,11 @@ def test_gym_seat_is_a_seat(seat):
 @pytest.mark.parametrize("seat", [1.7, 1.0, True, [0, 1.5], [0, 1, 2], "1"])
 def test_vector_env_seats_are_integer_seats(seat):
     gymnasium = pytest.importorskip("gymnasium")
-    import doudizhu_env  # noqa: F401  (registers DouDizhu-v0)
 
     with pytest.raises(ValueError, match="seat must be an int 0..2 or a sequence of 2 of them"):
-        gymnasium.make_vec("DouDizhu-v0", num_envs=2, seat=seat)
-    assert gymnasium.make_vec("DouDizhu-v0", num_envs=2, seat=[2, 0]).unwrapped.seats.tolist() == [2, 0]
+        gymnasium.make_vec("doudizhu_env.gym_env:DouDizhu-v0", num_envs=2, seat=seat)
+    envs = gymnasium.make_vec("doudizhu_env.gym_env:DouDizhu-v0", num_envs=2, seat=[2, 0])
+    assert envs.unwrapped.seats.tolist() == [2, 0]
 
 
 @pytest.mark.parametrize("action", BAD_ACTIONS, ids=repr)
@@ -266,11 +266,10 @@ def test_format_hand_wants_whole_counts(counts):
 def test_illegal_reward_is_a_finite_number(value):
     gym = pytest.importorskip("gymnasium")
     pytest.importorskip("pettingzoo")
-    import doudizhu_env  # noqa: F401  (registers DouDizhu-v0)
     from doudizhu_env.aec import env
 
     with pytest.raises(ValueError, match="illegal_reward must be a finite number"):
-        gym.make("DouDizhu-v0", illegal_reward=value)
+        gym.make("doudizhu_env.gym_env:DouDizhu-v0", illegal_reward=value)
     with pytest.raises(ValueError, match="illegal_reward must be a finite number"):
         env(illegal_action="penalty", illegal_reward=value)
 

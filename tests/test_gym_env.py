@@ -92,16 +92,44 @@ def test_make_and_make_vec():
     assert gymnasium.spec("DouDizhu-v0").vector_entry_point == "doudizhu_env.gym_env:DouDizhuVectorEnv"
 
 
-def test_import_registers_and_does_not_load_pettingzoo():
-    code = (
-        "import sys, doudizhu_env, gymnasium\n"
-        "assert 'pettingzoo' not in sys.modules\n"
-        "env = gymnasium.make('DouDizhu-v0')\n"
-        "assert 'pettingzoo' not in sys.modules\n"
-        "env.reset(seed=0); print('ok')\n"
-    )
+def in_a_fresh_process(code: str) -> str:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
-    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr
+    assert out.returncode == 0, out.stderr
+    return out.stdout.strip()
+
+
+MADE = ("envs = gymnasium.make_vec({id!r}, num_envs=2)\n"
+        "print(type(gymnasium.make({id!r}).unwrapped).__name__, type(envs).__name__)\n")
+
+
+@pytest.mark.parametrize("imports, env_id", [
+    # Gymnasium's module:id form imports the env module first, in any order
+    ("import gymnasium", "doudizhu_env.gym_env:DouDizhu-v0"),
+    ("import doudizhu_env, gymnasium", "doudizhu_env.gym_env:DouDizhu-v0"),
+    ("import gymnasium", "doudizhu_env:DouDizhu-v0"),
+    ("import gymnasium, doudizhu_env", "DouDizhu-v0"),  # gymnasium first: import doudizhu_env registers
+    ("import doudizhu_env.gym_env, gymnasium", "DouDizhu-v0"),  # the env module registers its id
+    ("import doudizhu_env, gymnasium; doudizhu_env.register_envs()", "DouDizhu-v0"),
+])
+def test_the_id_is_registered_by_the_documented_forms(imports, env_id):
+    assert in_a_fresh_process(f"{imports}\n" + MADE.format(id=env_id)) == "DouDizhuEnv DouDizhuVectorEnv"
+
+
+def test_no_import_hook_and_no_registration_without_gymnasium():
+    """``import doudizhu_env`` adds no finder to ``sys.meta_path``; imported before gymnasium, it leaves
+    the short id unregistered (gymnasium says so), as the docs say."""
+    code = ("import sys\nbefore = list(sys.meta_path)\nimport doudizhu_env, gymnasium\n"
+            "assert sys.meta_path == before, sys.meta_path\n"
+            "try:\n    gymnasium.make('DouDizhu-v0')\nexcept gymnasium.error.NameNotFound:\n    print('unknown')\n")
+    assert in_a_fresh_process(code) == "unknown"
+
+
+def test_making_the_env_does_not_load_pettingzoo():
+    code = ("import sys, gymnasium\n"
+            "env = gymnasium.make('doudizhu_env.gym_env:DouDizhu-v0')\n"
+            "assert 'pettingzoo' not in sys.modules\n"
+            "env.reset(seed=0); print('ok')\n")
+    assert in_a_fresh_process(code) == "ok"
 
 
 def test_import_loads_neither_gymnasium_nor_pettingzoo():
@@ -110,21 +138,7 @@ def test_import_loads_neither_gymnasium_nor_pettingzoo():
         "from doudizhu_env import engine, observation, rewards, legal_moves, action_table\n"
         "print(sorted(m for m in ('gymnasium', 'pettingzoo') if m in sys.modules))\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
-    assert out.returncode == 0 and out.stdout.strip() == "[]", out.stderr
-
-
-@pytest.mark.parametrize("imports", ["import gymnasium, doudizhu_env",
-                                     "import doudizhu_env, gymnasium.spaces"])
-def test_registered_whichever_is_imported_first(imports):
-    code = (
-        f"{imports}\n"
-        "import gymnasium\n"
-        "envs = gymnasium.make_vec('DouDizhu-v0', num_envs=2)\n"
-        "print(type(gymnasium.make('DouDizhu-v0').unwrapped).__name__, type(envs).__name__)\n"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
-    assert out.returncode == 0 and out.stdout.strip() == "DouDizhuEnv DouDizhuVectorEnv", out.stderr
+    assert in_a_fresh_process(code) == "[]"
 
 
 def run_episode(env, seed):
