@@ -41,10 +41,9 @@ import numpy as np
 
 from doudizhu_env import engine
 from doudizhu_env.cards import format_hand
-from doudizhu_env.checks import agent_actions
 from doudizhu_env.engine import ROLE_NAMES, Deal, role_of
 from doudizhu_env.files import atomic_write, check_output
-from doudizhu_env.observation import seat_view
+from doudizhu_env.players import play_out
 from doudizhu_env.records import records_from_state, save_records
 from doudizhu_env.rules import Rules, resolve_rules
 
@@ -238,24 +237,13 @@ def _chunk_records(cfg: ArenaConfig, chunk: int, state: engine.State, seat_agent
 
 
 def play_games(state: engine.State, seat_agent: np.ndarray, agents: list) -> tuple[engine.State, int]:
-    """Step every game to its end, each agent acting (on seat views) for the games where it is to act.
+    """Step every game to its end, each agent acting (as :mod:`doudizhu_env.players` gives it its
+    games) for the games where it is to act.
 
     ``seat_agent`` is ``(B, 3)``: the index into ``agents`` of the agent at each seat of each game.
     Returns the final state and the number of decisions made.
     """
-    rows = np.arange(state.num_games)
-    decisions = 0
-    while not state.done.all():
-        live = ~state.done
-        actor = seat_agent[rows, state.to_act]
-        actions = np.zeros(state.num_games, dtype=np.int64)
-        for k, agent in enumerate(agents):
-            games = np.flatnonzero(live & (actor == k))
-            if len(games):
-                actions[games] = agent_actions(agent.act(seat_view(state, games)), len(games), agent)
-        decisions += int(live.sum())
-        state = engine.step(state, actions)
-    return state, decisions
+    return play_out(state, seat_agent, agents)
 
 
 def default_factory(spec: str, rules: Rules, seed) -> object:

@@ -38,11 +38,14 @@ class Agent(abc.ABC):
 class RandomAgent(engine.RandomPolicy, Agent):
     """Uniform over the legal actions, from its own seeded generator (default seed 0).
 
-    The env layer's :class:`doudizhu_env.engine.RandomPolicy` as an :class:`Agent`; given
-    seat views like any agent (``needs_view``), since a subclass may read them.
+    The env layer's :class:`doudizhu_env.engine.RandomPolicy` as an :class:`Agent`. Since a
+    subclass may read its view or change ``act``, it is driven like any agent: given seat views,
+    its actions checked, asked on the one-game path through its state (no ``act_game``).
     """
 
     needs_view = True
+    legal_by_construction = False
+    act_game = None
 
     def __init__(self, seed: int | np.random.Generator | None = 0):
         super().__init__(seed)

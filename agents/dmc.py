@@ -35,7 +35,7 @@ from torch import nn
 
 from doudizhu_env import engine
 from doudizhu_env.checks import short
-from doudizhu_env.engine import ROLE_NAMES
+from doudizhu_env.engine import ROLE_NAMES, role_of
 from doudizhu_env.legal import bits_to_ids, sample_bits
 from doudizhu_env.observation import (
     ACTION_SIZE,
@@ -44,7 +44,6 @@ from doudizhu_env.observation import (
     action_features,
     observe,
     piece_slice,
-    roles,
 )
 
 from .base import Agent
@@ -58,7 +57,7 @@ _NOT_HISTORY = np.setdiff1d(np.arange(OBS_SIZE), np.r_[_HISTORY_CARDS, _HISTORY_
 
 def positions(state: engine.State) -> np.ndarray:
     """``(B,)`` index into :data:`POSITIONS` of each game's decision (-1 when over)."""
-    role = roles(state, state.to_act)
+    role = role_of(state.to_act, state.landlord)
     return np.select(
         [state.phase == engine.BIDDING, state.phase == engine.DOUBLING, state.phase == engine.PLAY],
         [0, 1, 2 + role], -1,

@@ -51,7 +51,7 @@ def make_agent(spec: str, rules: Rules | None = None, seed=0) -> Agent:
     if spec == "rule":
         from .rule import RuleAgent
 
-        return RuleAgent(seed=rng)
+        return RuleAgent()
     if spec == "rlcard":
         from .rlcard_adapter import RlcardRuleAgent
 

@@ -537,12 +537,10 @@ _LEAD, _PARTNER, _OPPONENT = 0, 1, 2  # the kind of a card-play decision
 
 
 class RuleAgent(Agent):
-    """Heuristic player (see the module docstring), batched over games with numpy."""
+    """Heuristic player (see the module docstring), batched over games with numpy. Deterministic:
+    it takes no seed, and reads its rules from the views it is given."""
 
     name = "rule"
-
-    def __init__(self, seed=None, rules=None):
-        self.seed = seed
 
     def act(self, view: engine.State) -> np.ndarray:
         """One action per game of ``view`` (``PASS`` for games that are over)."""

@@ -443,22 +443,27 @@ def sample_legal(state: State, rng: np.random.Generator) -> np.ndarray:
 class RandomPolicy:
     """The uniform random player: :func:`sample_legal` from its own generator, for a batch of games.
 
-    ``act(view)`` is an agent's (``agents.base.RandomAgent`` is this class with seed 0 by
-    default). The Gymnasium envs' default opponents are instances: since it reads nothing
-    but the acting seat's legal actions, they hand it their games as they are, without
-    building a seat view or checking its actions; ``needs_view = True`` (as on
-    ``RandomAgent``, which may be subclassed to read its view) makes them treat it as any
-    other agent.
+    ``act(view)`` is a player's (see :mod:`doudizhu_env.players`; ``agents.base.RandomAgent`` is
+    this class with seed 0 by default). It reads nothing but the acting seat's legal actions, so
+    it declares ``needs_view = False`` (drivers hand it their games as they are, without building
+    seat views) and ``legal_by_construction = True`` (its actions need no check); ``act_game``
+    draws its move in one :class:`doudizhu_env.single.Game`, exactly what ``act`` draws from that
+    game's state. The Gymnasium envs' default opponents are instances.
     """
 
     name = "random"
     needs_view = False
+    legal_by_construction = True
 
     def __init__(self, seed: int | np.random.Generator | None = None):
         self.rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
 
     def act(self, view: State) -> np.ndarray:
         return sample_legal(view, self.rng)
+
+    def act_game(self, game) -> int:
+        """The move in one :class:`doudizhu_env.single.Game` (the single-game path)."""
+        return game.sample_legal(self.rng)
 
 
 # ----------------------------------------------------------------------------
@@ -751,16 +756,10 @@ def take(state: State, games) -> State:
     return State(**{n: (v[games] if isinstance(v := getattr(state, n), np.ndarray) else v) for n in _FIELDS})
 
 
-def action_names(state: State, actions) -> list[str]:
-    """Canonical names of a batch of action ids (for logs)."""
-    table = action_table(state.rules)
-    return [table.names[int(a)] for a in np.asarray(actions)]
-
-
 __all__ = [
     "BIDDING", "DOUBLING", "PLAY", "OVER", "NO_SPRING", "SPRING", "REVERSE_SPRING", "MAX_HISTORY",
     "Deal", "State", "IllegalActionError", "is_seat", "action_id", "reset", "step", "reset_done", "escape",
     "take",
-    "legal_bits", "legal_action_mask", "legal_actions", "sample_legal", "action_names", "spring_of",
+    "legal_bits", "legal_action_mask", "legal_actions", "sample_legal", "spring_of",
     "is_legal", "legal_bid", "legal_doubling", "legal_play",
 ]

@@ -158,7 +158,6 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from . import engine, register_envs
-from .checks import agent_actions
 from .engine import PHASE_NAMES, ROLE_NAMES, Deal, IllegalActionError, RandomPolicy
 from .env_args import (  # noqa: F401  (ILLEGAL_ACTIONS, observation_box: re-exported)
     ILLEGAL_ACTIONS,
@@ -171,7 +170,8 @@ from .env_args import (  # noqa: F401  (ILLEGAL_ACTIONS, observation_box: re-exp
     observation_space,
 )
 from .legal import bits_to_ids
-from .observation import OBS_SIZE, observe, seat_view
+from .observation import OBS_SIZE, observe
+from .players import decide, legal_by_construction, seat_actions
 from .render import emit, render_text
 from .rewards import REWARDS, shape_reward
 from .rules import resolve_rules
@@ -210,37 +210,25 @@ def _checked_opponents(opponents) -> list:
     return opponents
 
 
-def _samples_legal(opponent) -> bool:
-    """A :class:`~doudizhu_env.engine.RandomPolicy` reading no view: its actions are legal by construction."""
-    return isinstance(opponent, RandomPolicy) and not opponent.needs_view
+def _seeded_random(rng: np.random.Generator) -> RandomPolicy:
+    """A default opponent: a random player with a generator seeded from the env's ``rng``."""
+    return RandomPolicy(np.random.default_rng(rng.integers(0, 2**63 - 1)))
 
 
 class _Driver:
     """Advances B games until each one's learning seat is to act, recording the hands that end."""
 
-    def __init__(self, seats: np.ndarray, opponents, rules):
+    def __init__(self, seats: np.ndarray, opponents):
         self.seats = seats
         self.opponents = _checked_opponents(opponents)
-        self.rules = rules
-        # our own random policy samples from the legal actions: other opponents' actions are checked
-        self.check = not all(_samples_legal(o) for o in self.opponents)
-
-    def _opponent_actions(self, sub: engine.State, seats: np.ndarray) -> np.ndarray:
-        actions = np.zeros(sub.num_games, dtype=np.int64)
-        if self.opponents[0] is self.opponents[1]:  # one policy for both seats: one call
-            groups = [(self.opponents[0], np.arange(sub.num_games))]
-        else:
-            groups = [(opp, np.flatnonzero(sub.to_act == (seats + 1 + k) % 3))
-                      for k, opp in enumerate(self.opponents)]
-        for opp, games in groups:
-            if not len(games):
-                continue
-            if _samples_legal(opp):  # needs only the acting hand: no view to build
-                view = sub if len(games) == sub.num_games else engine.take(sub, games)
-            else:
-                view = seat_view(sub, games)
-            actions[games] = agent_actions(opp.act(view), len(games), opp)
-        return actions
+        # one call per distinct opponent: the seat after each learning seat, then the seat before it
+        self.players = [self.opponents[0]] + ([] if self.opponents[1] is self.opponents[0]
+                                              else [self.opponents[1]])
+        rows = np.arange(len(seats))
+        self.seat_player = np.full((len(seats), 3), -1, dtype=np.int64)
+        self.seat_player[rows, (seats + 1) % 3] = 0
+        self.seat_player[rows, (seats + 2) % 3] = len(self.players) - 1
+        self.check = not all(legal_by_construction(o) for o in self.opponents)
 
     def advance(self, state: engine.State, out: dict | None, autoreset: bool) -> engine.State:
         """Let the opponents act until the learning seat is to act in every game (or its hand is over).
@@ -259,7 +247,8 @@ class _Driver:
                 return state
             full = len(pending) == state.num_games
             taken = state if full else engine.take(state, pending)
-            sub = engine.step(taken, self._opponent_actions(taken, self.seats[pending]), check=self.check)
+            actions = seat_actions(taken, self.seat_player[pending], self.players)
+            sub = engine.step(taken, actions, check=self.check)
             if sub.done.any():
                 sub = self._end(sub, pending, out, autoreset)
             state = sub if full else _merged(state, pending, taken, sub)
@@ -328,8 +317,8 @@ class DouDizhuEnv(gymnasium.Env):
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         super().reset(seed=seed)
         if self._default_opponents and (seed is not None or self.game is None):
-            for opp in self.opponents:
-                opp.rng = np.random.default_rng(self.np_random.integers(0, 2**63 - 1))
+            # the env's own random players, seeded from the env's seed (a user's opponents are left alone)
+            self._driver = _GameOpponents(self.seat, [_seeded_random(self.np_random) for _ in range(2)])
         deal = Deal.coerce(options["deal"]) if options and "deal" in options else None
         game = Game.new(self.np_random, self.rules, deal=deal)
         self._driver.advance(game)
@@ -397,27 +386,22 @@ class DouDizhuEnv(gymnasium.Env):
 class _GameOpponents:
     """The two opponents of a learning seat in one :class:`~doudizhu_env.single.Game`.
 
-    A default random player (a :class:`~doudizhu_env.engine.RandomPolicy` as it is) draws from the
-    game's legal actions directly, exactly what it would draw from the one-game state; any other
-    opponent is called with the seat view of the one-game state (a random policy reading no view:
-    the state itself), as on the batched engine, and its actions are checked.
+    Each is asked as :mod:`doudizhu_env.players` says: on the game itself when it offers
+    ``act_game`` (the default random players do: the very draws they would make from the
+    one-game state), else on the one-game state, as on the batched engine.
     """
 
     def __init__(self, seat: int, opponents):
         self.seat = seat
         self.opponents = _checked_opponents(opponents)
-        self.plain = [type(o).act is RandomPolicy.act and _samples_legal(o) for o in self.opponents]
-        self.check = not all(_samples_legal(o) for o in self.opponents)
+        self.check = not all(legal_by_construction(o) for o in self.opponents)
 
     def act(self, game: Game) -> int:
         """The action of the opponent whose seat is to act."""
-        k = (game.to_act - self.seat - 1) % 3  # 0: the seat after the learning seat, 1: the seat before
-        opp = self.opponents[k]
-        if self.plain[k]:
-            return game.sample_legal(opp.rng)
-        state = game.to_state()
-        view = state if _samples_legal(opp) else seat_view(state, np.array([0]))
-        return int(agent_actions(opp.act(view), 1, opp)[0])
+        opp = self.opponents[(game.to_act - self.seat - 1) % 3]  # 0: the seat after the learning seat
+        if callable(getattr(opp, "act_game", None)):
+            return int(opp.act_game(game))
+        return int(decide(opp, game.to_state(), np.array([0]))[0])
 
     def advance(self, game: Game) -> None:
         """The opponents act until the learning seat is to act or the hand is over."""
@@ -457,7 +441,7 @@ class DouDizhuVectorEnv(VectorEnv):
         if opponents is None:
             policy = RandomPolicy()
             opponents = [policy, policy]
-        self._driver = _Driver(seats, opponents, self.rules)
+        self._driver = _Driver(seats, opponents)
         self.single_action_space = action_space(self.rules)
         self.action_space = spaces.MultiDiscrete(np.full(self.num_envs, self.single_action_space.n))
         if mask == "dense":
@@ -477,8 +461,9 @@ class DouDizhuVectorEnv(VectorEnv):
             if seed is not None and not isinstance(seed, (int, np.integer)):
                 raise TypeError(f"seed must be an int or None, got {seed!r}")
             self._np_random, self._np_random_seed = gymnasium.utils.seeding.np_random(seed)
-            if self._default_opponents:
-                self._driver.opponents[0].rng = np.random.default_rng(self._np_random.integers(0, 2**63 - 1))
+            if self._default_opponents:  # the env's own random player, one for both seats, seeded anew
+                policy = _seeded_random(self._np_random)
+                self._driver = _Driver(self.seats, [policy, policy])
         deals = options.get("deals") if options else None
         state = engine.reset(self._np_random, self.num_envs, self.rules, deals=deals)
         self.state = self._driver.advance(state, None, autoreset=True)

@@ -108,11 +108,6 @@ def relative_seats(seats: np.ndarray) -> np.ndarray:
     return (seats[:, None] + np.arange(3)[None, :]) % 3
 
 
-def roles(state: State, seats: np.ndarray) -> np.ndarray:
-    """Role index (0 landlord, 1 landlord_down, 2 landlord_up) of each seat; -1 before a landlord exists."""
-    return role_of(seats, state.landlord)
-
-
 def cards_left(state: State) -> np.ndarray:
     """``(B, 3)`` cards in each seat's hand, from public facts only: dealt minus played.
 
@@ -168,7 +163,7 @@ def _one_hot_values(state: State, seats: np.ndarray, last) -> np.ndarray:
     leading = state.leading | (state.phase != PLAY)
     _, who, valid = last
     return np.concatenate([
-        roles(state, seats)[:, None],
+        role_of(seats, state.landlord)[:, None],
         state.phase[:, None],
         np.where(landlord >= 0, (landlord - seats) % 3, -1)[:, None],
         state.bids[rows, rel] + 1,

@@ -40,9 +40,9 @@ import numpy as np
 from . import engine, records
 from .actions import BID0, DOUBLE, NO_DOUBLE, PASS, action_table
 from .cards import format_hand, parse_hand
-from .checks import agent_actions, short
+from .checks import short
 from .files import check_output
-from .observation import seat_view
+from .players import decide
 from .rules import Rules
 from .tableview import (
     TYPED_SUITS,
@@ -236,7 +236,7 @@ class Table:
         seat = int(state.to_act[0])
         if seat != self.seat:
             agent = self.agents[seat]
-            return int(agent_actions(agent.act(seat_view(state, np.array([0]))), 1, agent)[0])
+            return int(decide(agent, state, np.array([0]))[0])
         legal = engine.legal_actions(state)[0].tolist()
         phase = int(state.phase[0])
         if self.auto_pass and phase == engine.PLAY and legal == [PASS]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from . import engine
 from .actions import action_table
-from .cards import HAND_SIZE, card_name, format_hand
+from .cards import format_hand
 from .engine import PHASE_NAMES
 from .tableview import doubling_word, role_label
 
@@ -38,17 +38,6 @@ def render_text(state: engine.State, perspective: int | None = None, game: int =
     if s["done"]:
         lines.append("  score: " + ", ".join(f"player_{i} {int(v):+d}" for i, v in enumerate(s["scores"])))
     return "\n".join(lines)
-
-
-def dealt_cards(state: engine.State, game: int = 0) -> dict[str, str]:
-    """The physical cards (rank and suit, e.g. ``7H``; jokers ``X``, ``D``) as dealt in ``game``.
-
-    Keys ``player_0``..``player_2`` and ``hole``; cards in dealing order.
-    """
-    ids = state.deal[game]
-    parts = [ids[i * HAND_SIZE : (i + 1) * HAND_SIZE] for i in range(3)] + [ids[3 * HAND_SIZE :]]
-    names = [f"player_{i}" for i in range(3)] + ["hole"]
-    return {name: " ".join(card_name(c) for c in part) for name, part in zip(names, parts, strict=True)}
 
 
 def emit(text: str, render_mode: str) -> str | None:

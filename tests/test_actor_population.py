@@ -33,7 +33,7 @@ class Spy(Agent):
     """RuleAgent, remembering every (observation, action) it was asked for and the views it saw."""
 
     def __init__(self):
-        self.inner = RuleAgent(seed=0)
+        self.inner = RuleAgent()
         self.seen: set[tuple[bytes, int]] = set()
         self.views: list[engine.State] = []
 
@@ -121,7 +121,7 @@ def test_opponents_play_a_share_of_the_games(share):
 
 def test_opponent_seats_are_drawn_anew_each_hand():
     actor = Actor(small_model(), 16, "logadp", np.random.default_rng(4), fixed_landlord_share=1.0,
-                  opponents=[RuleAgent(seed=0), RuleAgent(seed=1)], opponent_share=1.0)
+                  opponents=[RuleAgent(), RuleAgent()], opponent_share=1.0)
     before, seen = _seats(actor).copy(), set()
     for _ in range(20):
         _collect(actor, 10, epsilon=0.0)

@@ -166,7 +166,9 @@ def test_random_agent_is_the_env_layers_random_policy():
     state = engine.reset(3, 64)
     agent = RandomAgent()
     assert isinstance(agent, engine.RandomPolicy) and isinstance(agent, Agent) and agent.name == "random"
-    assert agent.needs_view and not engine.RandomPolicy.needs_view
+    # an agent that may be subclassed is driven like any other; the env's own random player is not
+    assert agent.needs_view and not agent.legal_by_construction and agent.act_game is None
+    assert not engine.RandomPolicy.needs_view and engine.RandomPolicy.legal_by_construction
     rng = np.random.default_rng(0)
     for _ in range(5):  # the same stream across calls
         expected = engine.sample_legal(state, rng)

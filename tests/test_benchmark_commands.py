@@ -45,7 +45,7 @@ def test_bidding_analysis_records_every_bid_and_double(tmp_path):
     from benchmarks.bidding import play_and_record, summarize
 
     agent = DMCAgent(small_model(seed=3))
-    rec = play_and_record(agent, RuleAgent(seed=0), 60, STANDARD, seed=5)
+    rec = play_and_record(agent, RuleAgent(), 60, STANDARD, seed=5)
     mine = rec["mine"]
     assert set(rec["position"]) <= {0, 1} and mine.any() and (~mine).any()
     assert set(rec["seat"][mine]) == {0, 1, 2}

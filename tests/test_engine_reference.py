@@ -66,7 +66,8 @@ def references(state: engine.State) -> list[ReferenceGame]:
 def describe(state: engine.State, i: int, seed) -> str:
     """Enough to replay game ``i``: the batch seed and the action names of the hand so far."""
     n = int(state.history_len[i])
-    moves = engine.action_names(state, state.history[i, :n])
+    names = action_table(state.rules).names
+    moves = [names[int(a)] for a in state.history[i, :n]]
     return (f"seed={seed} game={i} episode={int(state.episode[i])} redeals={int(state.redeals[i])} "
             f"moves={moves}")
 

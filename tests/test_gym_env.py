@@ -25,6 +25,7 @@ import doudizhu_env  # noqa: E402
 from doudizhu_env import action_table, engine, format_hand, parse_hand  # noqa: E402
 from doudizhu_env.engine import IllegalActionError  # noqa: E402
 from doudizhu_env.gym_env import DouDizhuEnv, DouDizhuVectorEnv  # noqa: E402
+from doudizhu_env.players import legal_by_construction  # noqa: E402
 
 
 class ScriptedAgent:
@@ -120,7 +121,8 @@ def test_no_import_hook_and_no_registration_without_gymnasium():
     the short id unregistered (gymnasium says so), as the docs say."""
     code = ("import sys\nbefore = list(sys.meta_path)\nimport doudizhu_env, gymnasium\n"
             "assert sys.meta_path == before, sys.meta_path\n"
-            "try:\n    gymnasium.make('DouDizhu-v0')\nexcept gymnasium.error.NameNotFound:\n    print('unknown')\n")
+            "try:\n    gymnasium.make('DouDizhu-v0')\n"
+            "except gymnasium.error.NameNotFound:\n    print('unknown')\n")
     assert in_a_fresh_process(code) == "unknown"
 
 
@@ -175,11 +177,10 @@ def test_every_observation_is_the_learning_seats_turn():
     obs, _ = env.reset(seed=3)
     for _ in range(200):
         state = env.unwrapped.state
-        if env._over:
-            obs, _ = env.reset()
-            continue
         assert state.to_act[0] == 1 and not state.done[0]
-        obs, *_ = env.step(masked_sample(env, obs))
+        obs, _, terminated, truncated, _ = env.step(masked_sample(env, obs))
+        if terminated or truncated:
+            obs, _ = env.reset()
 
 
 def test_scripted_hand_through_the_single_env():
@@ -203,8 +204,9 @@ def test_scripted_hand_through_the_single_env():
             assert np.all(view.deal == -1) and not view.key.any()
     win = DouDizhuEnv(seat=0, opponents=[ScriptedAgent(BOMB_SCRIPT)] * 2, reward="win")
     win.reset(options={"deal": BOMB_DEAL})
-    while not win._over:
-        *_, reward, _, _, _ = win.step(ids[win.state.history_len[0]])
+    terminated = False
+    while not terminated:
+        _, reward, terminated, _, _ = win.step(ids[win.state.history_len[0]])
     assert reward == -1.0
 
 
@@ -243,7 +245,7 @@ def test_penalty_ends_the_hand_by_default(kwargs):
     for bad in (1.5, True, "0", env.action_space.n, -1):  # not an id of the action space: raises, no penalty
         with pytest.raises(IllegalActionError):
             env.step(bad)
-    assert not env._over
+    assert env.action_masks().any()  # the hand goes on: nothing was played, no penalty
 
 
 def test_action_masks_method_is_the_observations_mask():
@@ -414,7 +416,7 @@ def test_random_opponents_views():
             return super().act(view)
 
     env = DouDizhuEnv()
-    assert all(type(o) is engine.RandomPolicy for o in env._driver.opponents) and not env._driver.check
+    assert all(type(o) is engine.RandomPolicy and legal_by_construction(o) for o in env.opponents)
 
     def hands(opponents, seed):
         env = DouDizhuEnv(seat=1, opponents=opponents)

@@ -89,9 +89,12 @@ def test_multiplier_and_bombs_after_a_bomb():
 
 def test_the_deal_keeps_its_suits():
     """The engine keeps the physical cards of the deal, for showing a game as dealt."""
-    from doudizhu_env.render import dealt_cards
+    from doudizhu_env.cards import card_name
 
-    shown = dealt_cards(reset(0, 1, deals=[DEAL]))
+    ids = reset(0, 1, deals=[DEAL]).deal[0]  # card ids in dealing order: 17 per seat, then the hole
+    parts = [ids[17 * i:17 * (i + 1)] for i in range(3)] + [ids[51:]]
+    shown = {name: " ".join(card_name(c) for c in part)
+             for name, part in zip(["player_0", "player_1", "player_2", "hole"], parts, strict=True)}
     assert shown["hole"] == "8D 9D 2D"  # suits are given in order: the hands took S, H, C of 8, 9 and 2
     for seat, hand in enumerate(DEAL.hands):
         cards = shown[f"player_{seat}"].split()
@@ -102,9 +105,8 @@ def test_the_deal_keeps_its_suits():
 
 def test_roles_of_seats():
     """``role_of``: landlord 0, the seat after it 1 (landlord_down), the seat before it 2 (landlord_up);
-    -1 while there is no landlord. ``observation.roles`` and the arena's per-seat roles are it."""
+    -1 while there is no landlord. The observation's ``role`` piece is that role, for its seat."""
     from doudizhu_env.engine import ROLE_NAMES, role_of
-    from doudizhu_env.observation import roles
 
     assert ROLE_NAMES == ("landlord", "landlord_down", "landlord_up")
     landlord = np.array([0, 1, 2, -1])
@@ -113,10 +115,10 @@ def test_roles_of_seats():
     assert got.dtype == np.int64 and (got == expected).all()
     assert [int(role_of(s, 2)) for s in range(3)] == [1, 2, 0]
     bidding = play([])
-    assert (roles(bidding, np.arange(1)) == -1).all()
+    assert all(one_hot_slots(observe(bidding, s), "role", 3) == [-1] for s in range(3))
     state = play(["bid0", "bid3"])  # seat 1 bids 3: landlord
     assert state.landlord[0] == 1
-    assert [ROLE_NAMES[int(roles(state, np.array([s]))[0])] for s in range(3)] == \
+    assert [ROLE_NAMES[one_hot_slots(observe(state, s), "role", 3)[0]] for s in range(3)] == \
         ["landlord_up", "landlord", "landlord_down"]
 
 

@@ -217,31 +217,38 @@ def test_a_pickled_game_plays_on_the_same():
 @pytest.mark.parametrize("rules", ["standard", "douzero", "standard_truncating"])
 def test_gym_env_plays_as_the_batched_single_seat_loop(rules):
     """``DouDizhuEnv`` with its default random opponents, against the loop it replaced: the batched
-    engine at B = 1 driven by the vector env's opponent driver, seeded the same way."""
+    engine at B = 1, the opponents asked through :mod:`doudizhu_env.players`, seeded the same way."""
     gymnasium = pytest.importorskip("gymnasium")
-    from doudizhu_env.gym_env import DouDizhuEnv, _Driver, _new_out
+    from doudizhu_env.gym_env import DouDizhuEnv
+    from doudizhu_env.players import seat_actions
+
+    def opponents_move(state, seat, seat_player, opponents):
+        while not state.done[0] and state.to_act[0] != seat:
+            state = engine.step(state, seat_actions(state, seat_player, opponents))
+        return state
 
     for seat in range(3):
         env = DouDizhuEnv(seat=seat, rules=CONFIGS[rules])
+        seat_player = np.array([[(s - seat - 1) % 3 if s != seat else -1 for s in range(3)]])
         for seed in range(4):
             obs, _ = env.reset(seed=seed)
             np_random, _ = gymnasium.utils.seeding.np_random(seed)
             opponents = [engine.RandomPolicy(np.random.default_rng(np_random.integers(0, 2**63 - 1)))
                          for _ in range(2)]
-            driver = _Driver(np.array([seat]), opponents, env.rules)
-            state = driver.advance(engine.reset(np_random, 1, env.rules), None, autoreset=True)
+            state = opponents_move(engine.reset(np_random, 1, env.rules), seat, seat_player, opponents)
+            while state.done[0]:  # over before the learning seat's first decision: dealt again
+                state = opponents_move(engine.reset_done(state), seat, seat_player, opponents)
             learner = np.random.default_rng(seed)
             while True:
                 np.testing.assert_array_equal(obs["observation"], observe(state, seat)[0])
                 np.testing.assert_array_equal(obs["action_mask"], engine.legal_action_mask(state)[0])
                 action = int(learner.choice(np.flatnonzero(obs["action_mask"])))
                 obs, reward, terminated, truncated, info = env.step(action)
-                out = _new_out(1)
-                state = driver.advance(engine.step(state, np.array([action])), out, autoreset=False)
-                assert (terminated or truncated) == bool(out["ended"][0])
+                state = opponents_move(engine.step(state, np.array([action])), seat, seat_player, opponents)
+                assert (terminated or truncated) == bool(state.done[0])
                 if terminated or truncated:
-                    assert reward == out["points"][0, seat] and list(info["scores"]) == list(out["points"][0])
-                    np.testing.assert_array_equal(obs["observation"], out["final"][0])
+                    assert reward == state.scores[0, seat] and list(info["scores"]) == list(state.scores[0])
+                    np.testing.assert_array_equal(obs["observation"], observe(state, seat)[0])
                     break
                 assert reward == 0.0
 

@@ -35,7 +35,7 @@ class MixAgent(Agent):
     def __init__(self, p: float, seed):
         self.p = p
         self.rng = np.random.default_rng(seed)
-        self.rule, self.random = RuleAgent(seed=self.rng), RandomAgent(self.rng)
+        self.rule, self.random = RuleAgent(), RandomAgent(self.rng)
 
     def act(self, view: engine.State) -> np.ndarray:
         rule, rand = self.rule.act(view), self.random.act(view)

@@ -153,7 +153,7 @@ def test_init_weights_starts_from_an_exported_model_and_counts_on(tiny_run, tmp_
     same = read_checkpoint(str(tmp_path / "same" / "checkpoint.pt"))
     assert same_state(same["model"], start)
     assert (same["frames"], same["updates"]) == (saved["frames"], saved["updates"])
-    # more frames: training goes on from there, the optimizer fresh (Adam's step counts count only this run's updates)
+    # more frames: training goes on from there, the optimizer fresh (its step counts: this run's only)
     train(tiny(tmp_path, run_name="more", init_weights=weights, total_frames=saved["frames"] + 1500))
     more = read_checkpoint(str(tmp_path / "more" / "checkpoint.pt"))
     assert more["frames"] >= saved["frames"] + 1500 and more["updates"] > saved["updates"]

@@ -20,8 +20,9 @@ import numpy as np
 from .. import engine
 from ..actions import BID0, DOUBLE, PASS, action_table
 from ..cards import NUM_RANKS, RANK_CHARS, SUIT_CHARS, card_rank, format_hand, parse_hand
-from ..checks import agent_actions, is_int
+from ..checks import is_int
 from ..observation import seat_view
+from ..players import decide
 from ..tableview import (
     dealt_ids,
     doubling_word,
@@ -154,7 +155,7 @@ class WebGame:
         while not self.done and int(self.state.to_act[0]) != self.seat:
             seat = int(self.state.to_act[0])
             agent = self.agents[seat]
-            self._step(int(agent_actions(agent.act(seat_view(self.state, np.array([0]))), 1, agent)[0]))
+            self._step(int(decide(agent, self.state, np.array([0]))[0]))
 
     def _step(self, action: int) -> None:
         before, seat = self.state, int(self.state.to_act[0])

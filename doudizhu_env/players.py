@@ -1,0 +1,87 @@
+"""Asking players for their moves: the one loop that drives the seats of agents.
+
+A *player* (an agent) is any object with ``act(view) -> (N,) action ids``, one
+per game of ``view``, each for the seat to act there. The arena, the
+Gymnasium envs' opponents, the terminal and web tables all ask their players
+through :func:`decide` and :func:`seat_actions`, so a player is given the same
+thing everywhere and its answer is checked the same way.
+
+What a player is given, it declares with two optional class attributes:
+
+``needs_view`` (default ``True``)
+    ``True``: the seat views of its games (:func:`doudizhu_env.observation.seat_view`:
+    the hands and hole cards its seat cannot see are blanked). ``False``: the rows
+    of the state as they are, which saves building the views; a player declaring
+    it reads nothing but the acting seat's legal actions
+    (:class:`doudizhu_env.engine.RandomPolicy` does).
+``legal_by_construction`` (default ``False``)
+    ``True``: its actions are drawn from the legal actions, so a driver may step
+    the engine without checking them (``engine.step(..., check=False)``).
+
+A player may also offer ``act_game(game) -> int``: its move in one
+:class:`doudizhu_env.single.Game`, the single-game path, without a state being
+built (``RandomPolicy`` draws there exactly what it would draw from the state).
+
+Whatever a player returns is checked by :func:`doudizhu_env.checks.agent_actions`
+(N integer ids, named errors otherwise); legality is the engine's check.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import engine
+from .checks import agent_actions
+from .observation import seat_view
+
+
+def needs_view(player) -> bool:
+    """Whether ``player`` is given seat views (the default) rather than the state's rows."""
+    return bool(getattr(player, "needs_view", True))
+
+
+def legal_by_construction(player) -> bool:
+    """Whether ``player``'s actions are legal by construction (a driver may skip the engine's check)."""
+    return bool(getattr(player, "legal_by_construction", False))
+
+
+def decide(player, state: engine.State, games: np.ndarray) -> np.ndarray:
+    """``player``'s checked actions for games ``games`` of ``state``, given what it declares it needs."""
+    games = np.asarray(games, dtype=np.int64)
+    if needs_view(player):
+        view = seat_view(state, games)
+    else:
+        view = state if len(games) == state.num_games else engine.take(state, games)
+    return agent_actions(player.act(view), len(games), player)
+
+
+def seat_actions(state: engine.State, seat_player: np.ndarray, players, live=None) -> np.ndarray:
+    """``(B,)`` actions of the players to act in the games of ``state`` (those where ``live``, a
+    ``(B,)`` bool mask, is set, if given; the others get 0).
+
+    ``seat_player`` is ``(B, 3)``: the index into ``players`` of the player at each seat of each
+    game (-1: a seat driven elsewhere, whose games get 0). Each player is called once, for all
+    the games where its seat is to act.
+    """
+    actor = seat_player[np.arange(state.num_games), state.to_act]
+    if live is not None:
+        actor = np.where(live, actor, -1)
+    actions = np.zeros(state.num_games, dtype=np.int64)
+    for k, player in enumerate(players):
+        games = np.flatnonzero(actor == k)
+        if len(games):
+            actions[games] = decide(player, state, games)
+    return actions
+
+
+def play_out(state: engine.State, seat_player: np.ndarray, players) -> tuple[engine.State, int]:
+    """Step every game of ``state`` to its end, the players of ``seat_player`` (as in
+    :func:`seat_actions`, every seat driven) choosing; the final state and the decisions made."""
+    check = not all(legal_by_construction(p) for p in players)
+    decisions = 0
+    while not state.done.all():
+        live = ~state.done
+        actions = seat_actions(state, seat_player, players, live)
+        decisions += int(live.sum())
+        state = engine.step(state, actions, check=check)
+    return state, decisions
