@@ -32,15 +32,18 @@ at (built when asked for).
 
 **Opponents.** ``opponents`` is a list of two :class:`agents.base.Agent`-like
 objects (anything with ``act(view) -> actions``): ``opponents[0]`` plays the
-seat after the learner, ``opponents[1]`` the seat before it. Each is called
-with the *seat view* (:func:`doudizhu_env.observation.seat_view`) of the
-games where its seat is to act (a one-game state in ``DouDizhuEnv``), so it
-cannot see hidden cards, and its actions are checked (an illegal one raises,
-and in ``DouDizhuEnv`` the learner's action before it is undone too). The
-default is two uniform random players over the legal actions, seeded from
-the reset seed (in ``DouDizhuEnv`` they draw from the game's legal actions
-directly, the very draws they would make from its state); opponents you
-pass keep their own randomness.
+seat after the learner, ``opponents[1]`` the seat before it. They are asked
+as everywhere else (:mod:`doudizhu_env.players`, the arena's driver too):
+each is called with the *seat view* (:func:`doudizhu_env.observation.seat_view`)
+of the games where its seat is to act (a one-game state in ``DouDizhuEnv``),
+so it cannot see hidden cards, and its actions are checked (an illegal one
+raises, and in ``DouDizhuEnv`` the learner's action before it is undone too),
+unless it declares otherwise (``needs_view``, ``legal_by_construction``,
+``act_game``). The default is two uniform random players
+(:class:`~doudizhu_env.engine.RandomPolicy`, which declares all three: in
+``DouDizhuEnv`` they draw from the game's legal actions directly, the very
+draws they would make from its state), built by the env and seeded from the
+reset seed; opponents you pass keep their own randomness.
 
 **Actions** ``Discrete(A)``: the ids of :func:`doudizhu_env.action_table` for the
 rules in use (13,557 for ``standard``); bids, doubling and pass are ids 0..6.
