@@ -59,7 +59,8 @@ from doudizhu_env.files import atomic_write, check_output
 from doudizhu_env.rules import Rules
 
 from .arena import ArenaConfig, chunk_deals, lead_values, mean_ci, one_thread, play_chunks
-from .ray_arena import BACKENDS, ClusterUnreachable, chunk_pool, import_ray
+from .cluster import BACKENDS, ClusterUnreachable, import_ray
+from .ray_arena import chunk_pool
 
 DECISIONS = ("H0", "H1", "inconclusive")
 #: The smallest variance used in the ratio (all-equal deals: identical deterministic agents).

@@ -72,7 +72,8 @@ from .arena import (
     play_chunks,
     progress_bar,
 )
-from .ray_arena import BACKENDS, ClusterUnreachable, chunk_pool, import_ray
+from .cluster import BACKENDS, ClusterUnreachable, import_ray
+from .ray_arena import chunk_pool
 
 MODES = ("fixed", "bidding")
 #: Cache format; a cell file of another version is played again.

@@ -13,7 +13,13 @@ pytest.importorskip("torch")
 from helpers import ROOT  # noqa: E402
 
 from agents.dmc import ModelConfig  # noqa: E402
-from train.config import ConfigError, TrainConfig, _flat_fields, load_config, parse_args  # noqa: E402
+from train.config import ConfigError, TrainConfig, _flat_fields, load_config  # noqa: E402
+from train.dmc import parse_command_line  # noqa: E402
+
+
+def parse_args(argv):
+    """The config of a ``python -m train.dmc`` command line."""
+    return parse_command_line(argv)[0]
 
 CONFIGS = ROOT / "configs"
 

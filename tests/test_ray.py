@@ -254,7 +254,7 @@ def test_an_address_that_is_not_host_port_is_one_line(address):
 
 def test_nothing_imports_ray_unless_asked():
     code = ("import sys\nimport train.dmc, train.evaluate, train.ray_backend, agents.arena\n"
-            "import agents.ray_arena, agents.tournament, agents.sprt\n"
+            "import agents.cluster, agents.ray_arena, agents.tournament, agents.sprt\n"
             "import agents.evaluation, benchmarks.training\n"
             "from train.config import load_config\nload_config('configs/tiny.yaml', {'backend': 'ray', "
             "'num_actors': 2})\nassert 'ray' not in sys.modules, 'ray was imported'\n")

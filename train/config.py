@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 
 import yaml
 
+from agents.cluster import BACKENDS
 from agents.dmc import ModelConfig
-from agents.ray_arena import BACKENDS
 from doudizhu_env.checks import short
 from doudizhu_env.engine import MAX_HISTORY
 from doudizhu_env.observation import OBS_SIZE
@@ -425,11 +425,3 @@ def load_config(path: str | None = None, overrides: dict | None = None) -> Train
                 raise ConfigError(f"override of {dotted!r}: not valid YAML: {one_line(err)}") from err
         _set_dotted(data, dotted, text)
     return from_dict(TrainConfig, data)
-
-
-def parse_args(argv=None) -> TrainConfig:
-    """``--config FILE`` plus ``--any-field VALUE`` overrides, into a checked :class:`TrainConfig`."""
-    parser = argparse.ArgumentParser(parents=[override_parser()], description="DMC self-play training")
-    args = vars(parser.parse_args(argv))
-    path = args.pop("config")
-    return load_config(path, {k: v for k, v in args.items() if v is not None})

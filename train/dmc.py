@@ -400,14 +400,23 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv=None) -> None:
-    parser = build_parser()
+def parse_command_line(argv=None, parser: argparse.ArgumentParser | None = None,
+                       ) -> tuple[TrainConfig, bool, bool]:
+    """The run's checked config (``--config FILE`` with ``--any-field VALUE`` overrides), ``--resume``
+    and ``--overwrite``; a bad value is a :class:`~train.config.ConfigError`, an unknown option
+    argparse's exit."""
+    parser = parser or build_parser()
     args = vars(parser.parse_args(sys.argv[1:] if argv is None else argv))
     resume, overwrite, path = args.pop("resume"), args.pop("overwrite"), args.pop("config")
+    if resume and overwrite:
+        raise ConfigError("--resume and --overwrite are exclusive: continue the run, or start it again")
+    return load_config(path, {k: v for k, v in args.items() if v is not None}), resume, overwrite
+
+
+def main(argv=None) -> None:
+    parser = build_parser()
     try:
-        if resume and overwrite:
-            raise ConfigError("--resume and --overwrite are exclusive: continue the run, or start it again")
-        cfg = load_config(path, {k: v for k, v in args.items() if v is not None})
+        cfg, resume, overwrite = parse_command_line(argv, parser)
         report = train(cfg, resume=resume, overwrite=overwrite)
     except (ConfigError, CheckpointError) as err:  # a bad option or file: one line, no traceback
         parser.exit(2, f"{parser.prog}: error: {one_line(err)}\n")

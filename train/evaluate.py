@@ -35,7 +35,8 @@ from agents.arena import (
     save_deals,
     seatings,
 )
-from agents.ray_arena import BACKENDS, ClusterUnreachable, chunk_pool, import_ray
+from agents.cluster import BACKENDS, ClusterUnreachable, import_ray
+from agents.ray_arena import chunk_pool
 from agents.registry import check_specs
 from doudizhu_env.files import atomic_write, check_output
 from doudizhu_env.rules import Rules
