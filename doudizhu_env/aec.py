@@ -204,7 +204,7 @@ class raw_env(AECEnv):  # noqa: N801  (PettingZoo's naming)
         seat = self.agent_name_mapping[agent]
         game = self.game
         if seat == game.to_act and not game.done:
-            mask = game.legal_mask().copy()  # the caller's own: writing into it changes nothing here
+            mask = game.legal_mask()  # the caller's own: writing into it changes nothing here
         else:
             mask = np.zeros(self._num_actions, np.int8)
         return {"observation": game.observe(seat), "action_mask": mask}

@@ -315,7 +315,7 @@ class DouDizhuEnv(gymnasium.Env):
         """``(A,)`` bool: the legal actions now (the observation's mask), for sb3-contrib's MaskablePPO."""
         if self.game is None or self._over:
             return np.zeros(self.action_space.n, bool)
-        return self.game.legal_mask().astype(bool)
+        return self.game.legal_mask().view(bool)
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         super().reset(seed=seed)
@@ -370,7 +370,7 @@ class DouDizhuEnv(gymnasium.Env):
     def _obs_info(self):
         """Observation and info of the learning seat."""
         game = self.game
-        mask = np.zeros(self.action_space.n, np.int8) if self._over else game.new_legal_mask()
+        mask = np.zeros(self.action_space.n, np.int8) if self._over else game.legal_mask()
         landlord = game.landlord
         info = {"action_mask": mask.copy(), "phase": PHASE_NAMES[game.phase],
                 "role": None if landlord < 0 else ROLE_NAMES[(self.seat - landlord) % 3]}

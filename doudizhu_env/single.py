@@ -386,23 +386,23 @@ class Game:
         return self._legal().to_bytes(self._t.num_bytes, "little")
 
     def legal_mask(self) -> np.ndarray:
-        """``(A,)`` int8 dense mask of the legal actions (zeros once over); shared: copy it before writing."""
-        if self._mask is None:
-            as_bytes = np.frombuffer(self._legal_bytes(), np.uint8)
-            self._mask = np.unpackbits(as_bytes, count=self._t.num_actions, bitorder="little").view(np.int8)
-        return self._mask
-
-    def new_legal_mask(self) -> np.ndarray:
-        """:meth:`legal_mask` as a fresh array, the caller's own (the shared one if already made: a copy)."""
+        """``(A,)`` int8 dense mask of the legal actions (zeros once over), the caller's own array."""
         if self._mask is not None:
             return self._mask.copy()
         as_bytes = np.frombuffer(self._legal_bytes(), np.uint8)
         return np.unpackbits(as_bytes, count=self._t.num_actions, bitorder="little").view(np.int8)
 
+    def _dense_mask(self) -> np.ndarray:
+        """:meth:`legal_mask`, made once per position and shared within this class (read only)."""
+        if self._mask is None:
+            self._mask = self.legal_mask()
+            self._mask.setflags(write=False)
+        return self._mask
+
     def legal_ids(self) -> np.ndarray:
         """The legal action ids, ascending (int64)."""
         if self._ids is None:
-            self._ids = np.flatnonzero(self.legal_mask().view(bool))
+            self._ids = np.flatnonzero(self._dense_mask().view(bool))
         return self._ids
 
     def is_legal(self, action: int) -> bool:

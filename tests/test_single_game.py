@@ -187,6 +187,19 @@ def test_illegal_action_raises_the_engines_error_and_changes_nothing(steps):
         game.step(illegal)
 
 
+def test_the_legal_mask_is_the_callers_own():
+    """Writing into a mask changes neither the game's legality nor the next mask it gives."""
+    game, rng = Game.new(5), np.random.default_rng(1)
+    for _ in range(6):
+        game.step(game.sample_legal(rng))
+    ids = game.legal_ids().copy()
+    first = game.legal_mask()
+    first[:] = 1 - first
+    second = game.legal_mask()
+    assert second is not first and (np.flatnonzero(second) == ids).all()
+    assert (game.legal_ids() == ids).all() and not game.is_legal(int(np.flatnonzero(first)[0]))
+
+
 def test_bad_arguments_are_refused():
     state = engine.reset(0, 2)
     for game in (2, -1, True, 1.0, "0"):
