@@ -168,6 +168,7 @@ def test_missing_file():
 
 
 _NEW_VALUES = {
+    "init_weights": ("pretrained", "pretrained"),
     "run_name": ("other", "other"),
     "out_dir": ("/tmp/somewhere", "/tmp/somewhere"),
     "rules": ("douzero", "douzero"),
