@@ -1,6 +1,8 @@
 """Scripted hands (deal, the action names of the whole hand in turn order, the points it ends in)
 shared by the engine, observation and env tests; each worked out by hand from docs/rules.md (Scoring)."""
 
+from typing import NamedTuple
+
 # Spring. Seat 0 holds six triples 3..8; with the hole 8, 9, 2 it goes out in three plays.
 SPRING_DEAL = {"hands": ["33344455566677788", "345678999TTTTJJJJ", "QQQQKKKKAAAA222XD"], "hole": "892",
                "first_bidder": 0}
@@ -32,3 +34,19 @@ BOMB_SCRIPT = ["bid0", "bid2", "bid3",  # seats 2, 0, 1: seat 1 is landlord, bas
 # Landlord wins, no spring (seat 2 played): multiplier 2^3 (bombs) x 2^2 (doubles) x 2 (redouble) = 64.
 # Landlord +2 x 3 x 64 = +384, each farmer -3 x 64 = -192.
 BOMB_POINTS = [-192, 384, -192]
+
+
+class ScriptedHand(NamedTuple):
+    """One scripted hand: its name, the deal, the action names in turn order, the points it ends in."""
+
+    name: str
+    deal: dict
+    script: list
+    points: list
+
+
+SPRING = ScriptedHand("spring", SPRING_DEAL, SPRING_SCRIPT, SPRING_POINTS)
+REVERSE = ScriptedHand("reverse_spring", REVERSE_DEAL, REVERSE_SCRIPT, REVERSE_POINTS)
+BOMB = ScriptedHand("redoubled_bombs", BOMB_DEAL, BOMB_SCRIPT, BOMB_POINTS)
+#: Every scripted hand (the ``scripted_hand`` fixture of conftest.py runs a test on each).
+HANDS = (SPRING, REVERSE, BOMB)

@@ -12,17 +12,7 @@ import pytest
 pytest.importorskip("pettingzoo")
 
 from pettingzoo.test import api_test, render_test, seed_test  # noqa: E402
-from scripted_deals import (  # noqa: E402
-    BOMB_DEAL,
-    BOMB_POINTS,
-    BOMB_SCRIPT,
-    REVERSE_DEAL,
-    REVERSE_POINTS,
-    REVERSE_SCRIPT,
-    SPRING_DEAL,
-    SPRING_POINTS,
-    SPRING_SCRIPT,
-)
+from scripted_deals import BOMB  # noqa: E402
 
 import doudizhu_env  # noqa: E402
 from doudizhu_env import action_table, format_hand, parse_hand  # noqa: E402
@@ -50,13 +40,8 @@ def play_script(game, deal, script, seed=0):
     return [final[f"player_{i}"] for i in range(3)]
 
 
-@pytest.mark.parametrize(
-    ("deal", "script", "points"),
-    [(SPRING_DEAL, SPRING_SCRIPT, SPRING_POINTS), (REVERSE_DEAL, REVERSE_SCRIPT, REVERSE_POINTS),
-     (BOMB_DEAL, BOMB_SCRIPT, BOMB_POINTS)],
-    ids=["spring", "reverse_spring", "redoubled_bombs"],
-)
-def test_scripted_hands_score_as_the_rules_say(deal, script, points):
+def test_scripted_hands_score_as_the_rules_say(scripted_hand):
+    _, deal, script, points = scripted_hand
     game = env()
     assert play_script(game, deal, script) == points
     state = game.unwrapped.state
@@ -68,12 +53,12 @@ def test_scripted_hands_score_as_the_rules_say(deal, script, points):
 
 
 def test_scripted_doubling_order_and_roles():
-    """BOMB_DEAL: bidding from seat 2; doubling asks farmer 2, farmer 0, then the landlord 1."""
+    """BOMB.deal: bidding from seat 2; doubling asks farmer 2, farmer 0, then the landlord 1."""
     game = env()
-    game.reset(options={"deal": BOMB_DEAL})
+    game.reset(options={"deal": BOMB.deal})
     table = action_table()
     order = []
-    for name in BOMB_SCRIPT[:7]:
+    for name in BOMB.script[:7]:
         order.append(game.agent_selection)
         game.step(table.index(name))
     assert order == ["player_2", "player_0", "player_1", "player_2", "player_0", "player_1", "player_1"]
@@ -213,24 +198,24 @@ def test_unknown_arguments_are_refused():
 
 def test_perspective_rendering_hides_other_hands():
     game = env(render_mode="ansi", perspective=1)
-    game.reset(options={"deal": BOMB_DEAL})
+    game.reset(options={"deal": BOMB.deal})
     text = game.render()
-    hands = [format_hand(parse_hand(h)) for h in BOMB_DEAL["hands"]]
+    hands = [format_hand(parse_hand(h)) for h in BOMB.deal["hands"]]
     assert hands[1] in text
     assert hands[0] not in text and hands[2] not in text
     assert "hole: ???" in text  # hidden while bidding
     assert "?" * 17 in text
     full = env(render_mode="ansi")
-    full.reset(options={"deal": BOMB_DEAL})
+    full.reset(options={"deal": BOMB.deal})
     assert all(h in full.render() for h in hands)
     table = action_table()
-    for name in BOMB_SCRIPT[:3]:  # bidding over: the hole cards are public
+    for name in BOMB.script[:3]:  # bidding over: the hole cards are public
         game.step(table.index(name))
     assert "hole: " + format_hand(parse_hand("JJX")) in game.render()
 
 
 def test_observation_stays_in_its_space_through_a_bomb_heavy_hand():
     game = env()
-    play_script(game, BOMB_DEAL, BOMB_SCRIPT)
+    play_script(game, BOMB.deal, BOMB.script)
     for agent in game.possible_agents:
         assert game.observation_space(agent).contains(game.unwrapped.observe(agent))

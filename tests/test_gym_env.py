@@ -12,14 +12,7 @@ gymnasium = pytest.importorskip("gymnasium")
 
 from gymnasium.utils import env_checker  # noqa: E402
 from gymnasium.utils.passive_env_checker import env_reset_passive_checker, env_step_passive_checker  # noqa: E402
-from scripted_deals import (  # noqa: E402
-    BOMB_DEAL,
-    BOMB_POINTS,
-    BOMB_SCRIPT,
-    REVERSE_DEAL,
-    REVERSE_POINTS,
-    REVERSE_SCRIPT,
-)
+from scripted_deals import BOMB  # noqa: E402
 
 import doudizhu_env  # noqa: E402
 from doudizhu_env import action_table, engine, format_hand, parse_hand  # noqa: E402
@@ -184,26 +177,26 @@ def test_every_observation_is_the_learning_seats_turn():
 
 
 def test_scripted_hand_through_the_single_env():
-    """BOMB_DEAL: the learning seat is the landlord (seat 1); scripted opponents see only their views."""
-    opponents = [ScriptedAgent(BOMB_SCRIPT), ScriptedAgent(BOMB_SCRIPT)]
+    """BOMB.deal: the learning seat is the landlord (seat 1); scripted opponents see only their views."""
+    opponents = [ScriptedAgent(BOMB.script), ScriptedAgent(BOMB.script)]
     env = DouDizhuEnv(seat=1, opponents=opponents)
-    obs, info = env.reset(options={"deal": BOMB_DEAL})
-    ids = ScriptedAgent(BOMB_SCRIPT).ids
+    obs, info = env.reset(options={"deal": BOMB.deal})
+    ids = ScriptedAgent(BOMB.script).ids
     while True:
         action = ids[env.state.history_len[0]]
         obs, reward, terminated, truncated, info = env.step(action)
         if terminated:
             break
         assert reward == 0 and info["role"] == "landlord"
-    assert reward == 384 and list(info["scores"]) == BOMB_POINTS
+    assert reward == 384 and list(info["scores"]) == BOMB.points
     for opp in opponents:  # each saw only its own hand
         for view in opp.views:
             seat = view.to_act[0]
             assert view.hands[0].sum(axis=1)[seat] > 0
             assert all(view.hands[0, s].sum() == 0 for s in range(3) if s != seat)
             assert np.all(view.deal == -1) and not view.key.any()
-    win = DouDizhuEnv(seat=0, opponents=[ScriptedAgent(BOMB_SCRIPT)] * 2, reward="win")
-    win.reset(options={"deal": BOMB_DEAL})
+    win = DouDizhuEnv(seat=0, opponents=[ScriptedAgent(BOMB.script)] * 2, reward="win")
+    win.reset(options={"deal": BOMB.deal})
     terminated = False
     while not terminated:
         _, reward, terminated, _, _ = win.step(ids[win.state.history_len[0]])
@@ -265,9 +258,9 @@ def test_action_masks_method_is_the_observations_mask():
 
 def test_render_shows_only_the_learning_seats_hand():
     env = DouDizhuEnv(seat=0, render_mode="ansi")
-    env.reset(seed=0, options={"deal": BOMB_DEAL})
+    env.reset(seed=0, options={"deal": BOMB.deal})
     text = env.render()
-    hands = [format_hand(parse_hand(h)) for h in BOMB_DEAL["hands"]]
+    hands = [format_hand(parse_hand(h)) for h in BOMB.deal["hands"]]
     if env.state.phase[0] == engine.BIDDING:  # seat 0 bids second
         assert "hole: ???" in text
     assert hands[0] in text and hands[1] not in text and hands[2] not in text
@@ -352,27 +345,26 @@ def test_vector_env_is_deterministic_by_seed():
     assert not all(np.array_equal(x, y) for x, y in zip(a, c, strict=True))
 
 
-def test_vector_env_scripted_deals_in_every_seat():
+def test_vector_env_scripted_deals_in_every_seat(scripted_hand):
     """One scripted hand in 6 games, learning seats 0, 1, 2, 0, 1, 2: each ends with its seat's points."""
-    for deal, script, points in ((BOMB_DEAL, BOMB_SCRIPT, BOMB_POINTS),
-                                 (REVERSE_DEAL, REVERSE_SCRIPT, REVERSE_POINTS)):
-        seats = np.arange(6) % 3
-        opponents = ScriptedAgent(script)
-        envs = DouDizhuVectorEnv(6, seat=seats, opponents=[opponents, opponents])
-        envs.reset(seed=0, options={"deals": [deal] * 6})
-        ids = ScriptedAgent(script).ids
-        got = np.full(6, np.nan)
-        for _ in range(len(script)):
-            if not np.isnan(got).any():
-                break
-            _, rewards, terminated, truncated, info = envs.step(ids[envs.state.history_len])
-            first = terminated & np.isnan(got)
-            got[first] = rewards[first]
-            assert not truncated.any()
-        np.testing.assert_array_equal(got, np.array(points)[seats])
-        for view in opponents.views:  # views hide the other hands
-            others = np.arange(3)[None, :] != view.to_act[:, None]
-            assert not view.hands.sum(axis=2)[others].any()
+    _, deal, script, points = scripted_hand
+    seats = np.arange(6) % 3
+    opponents = ScriptedAgent(script)
+    envs = DouDizhuVectorEnv(6, seat=seats, opponents=[opponents, opponents])
+    envs.reset(seed=0, options={"deals": [deal] * 6})
+    ids = ScriptedAgent(script).ids
+    got = np.full(6, np.nan)
+    for _ in range(len(script)):
+        if not np.isnan(got).any():
+            break
+        _, rewards, terminated, truncated, info = envs.step(ids[envs.state.history_len])
+        first = terminated & np.isnan(got)
+        got[first] = rewards[first]
+        assert not truncated.any()
+    np.testing.assert_array_equal(got, np.array(points)[seats])
+    for view in opponents.views:  # views hide the other hands
+        others = np.arange(3)[None, :] != view.to_act[:, None]
+        assert not view.hands.sum(axis=2)[others].any()
 
 
 def test_vector_env_illegal_action_raises_and_changes_nothing():
