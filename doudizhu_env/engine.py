@@ -19,8 +19,14 @@ one seat on.
 Randomness. Each game has its own 64-bit ``key``, drawn at :func:`reset` from
 the generator given; every shuffle (first deal, redeals after three passes,
 the hands after an auto-reset) is a pure function of ``(key, episode,
-redeals)``. So the same seed gives the same games, and a game's course never
-depends on the other games of its batch.
+redeals)`` (:mod:`doudizhu_env.shuffle`). So the same seed gives the same
+games, and a game's course never depends on the other games of its batch.
+
+One game at a time, :mod:`doudizhu_env.single` is about 30x faster at B = 1:
+it writes the common transitions again for one game in Python numbers (the
+only code the two share in meaning but not in text), and takes every table,
+constant and stream from the same modules as this one; it is held to this
+engine step for step (``tests/test_single_game.py``).
 
 Illegal actions raise :class:`IllegalActionError` naming the game, the action,
 the phase and the legal actions; the input state is never modified.
@@ -42,9 +48,10 @@ from .actions import (
     CombType,
     action_table,
 )
-from .cards import DECK_SIZE, HAND_SIZE, NUM_RANKS, card_rank, check_counts, format_hand, parse_hand
+from .cards import HAND_SIZE, NUM_RANKS, card_rank, check_counts, format_hand, parse_hand
 from .legal import beats, bits_to_ids, holds, legal_tables, sample_bits, unpack_bits
 from .rules import Rules, resolve_rules
+from .shuffle import draw_seat, shuffled_deals
 
 BIDDING, DOUBLING, PLAY, OVER = 0, 1, 2, 3
 PHASE_NAMES = ("bidding", "doubling", "play", "over")
@@ -164,73 +171,6 @@ class State:
 
 _FIELDS = tuple(f.name for f in dataclasses.fields(State))
 
-# ----------------------------------------------------------------------------
-# Shuffling: a pure function of (key, episode, redeals)
-# ----------------------------------------------------------------------------
-
-_M64 = np.uint64(0xFFFFFFFFFFFFFFFF)
-_GOLDEN, _MASK64 = 0x9E3779B97F4A7C15, (1 << 64) - 1  # the stream's counter step (2**64 / phi); 2**64 - 1
-
-
-def _mix64(x: np.ndarray) -> np.ndarray:
-    """SplitMix64 finalizer: a bijective scramble of uint64 values."""
-    with np.errstate(over="ignore"):
-        x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-        x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-        return x ^ (x >> np.uint64(31))
-
-
-def _stream(key, episode, redeals, n: int) -> np.ndarray:
-    """``(N, n)`` pseudo-random uint64 words of the given per-game counters."""
-    with np.errstate(over="ignore"):
-        seed = _mix64(key ^ _mix64(episode.astype(np.uint64) * np.uint64(_GOLDEN)
-                                   + redeals.astype(np.uint64) + np.uint64(1)))
-        ctr = np.arange(1, n + 1, dtype=np.uint64) * np.uint64(_GOLDEN)
-        return _mix64(seed[:, None] + ctr[None, :])
-
-
-def _shuffled_deals(key, episode, redeals) -> np.ndarray:
-    """``(N, 54)`` card ids: a uniformly shuffled deck per game."""
-    return np.argsort(_stream(key, episode, redeals, DECK_SIZE), axis=1).astype(np.int8)
-
-
-def _draw_seat(key, episode, salt: int) -> np.ndarray:
-    """A seat 0..2 drawn from the game's key (first bidder, or landlord without bidding)."""
-    word = _stream(key, episode, np.full(len(key), -1 - salt, dtype=np.int64), 1)[:, 0]
-    return (word % np.uint64(3)).astype(np.int8)
-
-
-# The same stream for one game in Python ints (the single-game path deals without B = 1 array calls):
-# each function reproduces its batched namesake's values for one game bit for bit.
-_DECK_COUNTERS = np.array([(i * _GOLDEN) & _MASK64 for i in range(1, DECK_SIZE + 1)], np.uint64)
-
-
-def _mix64_one(x: int) -> int:
-    """:func:`_mix64` of one value (a Python int 0..2**64 - 1)."""
-    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
-    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & _MASK64
-    return x ^ (x >> 31)
-
-
-def _stream_seed_one(key: int, episode: int, redeals: int) -> int:
-    """The seed :func:`_stream` derives for one game's counters (``redeals`` may be negative, as there)."""
-    return _mix64_one(key ^ _mix64_one((episode * _GOLDEN + redeals + 1) & _MASK64))
-
-
-def shuffled_deal_one(key: int, episode: int, redeals: int) -> np.ndarray:
-    """``(54,)`` int8: row 0 of :func:`_shuffled_deals` for the one game ``(key, episode, redeals)``.
-
-    The 54 words are distinct (a bijective mix of distinct counters), so the order is that of any sort.
-    """
-    seed = np.uint64(_stream_seed_one(key, episode, redeals))
-    return np.argsort(_mix64(_DECK_COUNTERS + seed)).astype(np.int8)
-
-
-def draw_seat_one(key: int, episode: int, salt: int) -> int:
-    """:func:`_draw_seat` for the one game ``(key, episode)``: a seat 0..2."""
-    return _mix64_one((_stream_seed_one(key, episode, -1 - salt) + _GOLDEN) & _MASK64) % 3
-
-
 def _deal_counts(deal: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Hands ``(N, 3, 15)`` and hole ``(N, 15)`` of dealt card ids ``(N, 54)``."""
     n = len(deal)
@@ -304,16 +244,16 @@ def reset(
     episode = np.zeros(num_games, dtype=np.int32)
     zeros = np.zeros(num_games, dtype=np.int16)
     if deals is None:
-        cards = _shuffled_deals(keys, episode, zeros)
-        first = _draw_seat(keys, episode, 0)
-        landlord = _draw_seat(keys, episode, 1)
+        cards = shuffled_deals(keys, episode, zeros)
+        first = draw_seat(keys, episode, 0)
+        landlord = draw_seat(keys, episode, 1)
     else:
         deals = [Deal.coerce(d) for d in deals]
         if len(deals) != num_games:
             raise ValueError(f"got {len(deals)} deals for {num_games} games")
         cards = np.stack([deal_from_cards(d) for d in deals])
         first = np.array([d.first_bidder for d in deals], dtype=np.int8)
-        drawn = _draw_seat(keys, episode, 1)
+        drawn = draw_seat(keys, episode, 1)
         landlord = np.array([drawn[i] if d.landlord is None else d.landlord for i, d in enumerate(deals)],
                             dtype=np.int8)
     return State(**_new_hands(rules, keys, episode, zeros, cards, first, landlord))
@@ -582,7 +522,7 @@ def _redeal(s: dict, idx: np.ndarray) -> None:
     idx = idx[~cut]
     if not len(idx):
         return
-    cards = _shuffled_deals(s["key"][idx], s["episode"][idx], s["redeals"][idx])
+    cards = shuffled_deals(s["key"][idx], s["episode"][idx], s["redeals"][idx])
     first = ((s["first_bidder"][idx] + 1) % 3).astype(np.int8)
     _restart(s, idx, cards, first, first)
 
@@ -714,9 +654,9 @@ def _deal_next_hands(s: dict, idx: np.ndarray) -> None:
     s["episode"][idx] += 1
     s["redeals"][idx] = 0
     key, episode = s["key"][idx], s["episode"][idx]
-    cards = _shuffled_deals(key, episode, s["redeals"][idx])
+    cards = shuffled_deals(key, episode, s["redeals"][idx])
     first = ((s["first_bidder"][idx] + 1) % 3).astype(np.int8)
-    landlord = first if s["rules"].bidding else _draw_seat(key, episode, 1)  # drawn only without bidding
+    landlord = first if s["rules"].bidding else draw_seat(key, episode, 1)  # drawn only without bidding
     _restart(s, idx, cards, first, landlord)
 
 

@@ -300,7 +300,7 @@ class DouDizhuEnv(gymnasium.Env):
         self.action_space = action_space(self.rules)
         self.observation_space = observation_space(self.rules)
         self.game: Game | None = None
-        self._over = True
+        self._hand_over = True
 
     @property
     def opponents(self) -> list:
@@ -313,7 +313,7 @@ class DouDizhuEnv(gymnasium.Env):
 
     def action_masks(self) -> np.ndarray:
         """``(A,)`` bool: the legal actions now (the observation's mask), for sb3-contrib's MaskablePPO."""
-        if self.game is None or self._over:
+        if self.game is None or self._hand_over:
             return np.zeros(self.action_space.n, bool)
         return self.game.legal_mask().view(bool)
 
@@ -328,20 +328,20 @@ class DouDizhuEnv(gymnasium.Env):
         while game.done:  # over before the learning seat's first decision: the next hand is dealt
             game.next_hand()
             self._driver.advance(game)
-        self.game, self._over = game, False
+        self.game, self._hand_over = game, False
         if self.render_mode == "human":
             self.render()
         return self._obs_info()
 
     def step(self, action):
-        if self.game is None or self._over:
+        if self.game is None or self._hand_over:
             raise RuntimeError("the hand is over: call reset() before step()")
         # an int id in range, nothing else (raises in both modes); the game's bitset answers "legal?"
         n = self.action_space.n
         a = action if type(action) is int and 0 <= action < n else engine.action_id(action, n)
         known_legal = self.game.is_legal(a)
         if self.illegal_action == "penalty" and not known_legal:
-            self._over = True
+            self._hand_over = True
             obs, info = self._obs_info()
             info["illegal_action"] = True
             return obs, self.illegal_reward, True, False, info
@@ -356,12 +356,12 @@ class DouDizhuEnv(gymnasium.Env):
             raise
         reward, terminated, truncated = 0.0, False, False
         if game.done:
-            self._over = True
+            self._hand_over = True
             truncated = game.truncated
             terminated = not truncated
             reward = float(shape_reward(game.scores[self.seat], self.reward_kind))
         obs, info = self._obs_info()
-        if self._over:
+        if self._hand_over:
             info["scores"] = np.array(game.scores, np.int32)
         if self.render_mode == "human":
             self.render()
@@ -370,7 +370,7 @@ class DouDizhuEnv(gymnasium.Env):
     def _obs_info(self):
         """Observation and info of the learning seat."""
         game = self.game
-        mask = np.zeros(self.action_space.n, np.int8) if self._over else game.legal_mask()
+        mask = np.zeros(self.action_space.n, np.int8) if self._hand_over else game.legal_mask()
         landlord = game.landlord
         info = {"action_mask": mask.copy(), "phase": PHASE_NAMES[game.phase],
                 "role": None if landlord < 0 else ROLE_NAMES[(self.seat - landlord) % 3]}

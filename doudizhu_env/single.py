@@ -10,15 +10,19 @@ small arrays and steps it directly::
         game.step(game.sample_legal(rng))          # or a policy over game.legal_mask()
     game.scores                                    # the points of seats 0, 1, 2
 
-**The same game as the engine.** The deal, the legal actions and the rare
-transitions are the engine's own; the common transitions (a bid, a doubling,
-a play or pass, the score) are the one part written again, for one game in
-Python numbers, and are held to the engine step for step (below); the
-spring rule is the engine's :func:`~doudizhu_env.engine.spring_of`:
+**The same game as the engine.** What is written twice, here and in
+:mod:`doudizhu_env.engine`, is only the common transitions (a bid, a
+doubling, a play or pass, the score), for one game in Python numbers, held
+to the engine step for step (below). Every table, constant and stream comes
+from the rules core both paths share: the action table and its bitsets
+(:mod:`~doudizhu_env.actions`, :mod:`~doudizhu_env.legal`), the deal stream
+(:mod:`~doudizhu_env.shuffle`), the rules (:mod:`~doudizhu_env.rules`), and
+the engine's own functions for the spring rule
+(:func:`~doudizhu_env.engine.spring_of`) and the rare transitions:
 
 - the deal is the engine's: :meth:`Game.new` draws the game's key from the
-  generator as :func:`engine.reset` does and deals with the engine's own
-  shuffle and seat draws of ``(key, episode, redeals)`` (as do the redeal
+  generator as :func:`engine.reset` does and deals with the shared shuffle
+  and seat draws of ``(key, episode, redeals)`` (as do the redeal
   after three passes and :meth:`Game.next_hand`), so the same seed gives the
   same cards, first bidder and drawn landlord;
 - the legal actions are the bitsets of :mod:`doudizhu_env.legal` (the
@@ -77,6 +81,7 @@ from .observation import (
     piece_slice,
 )
 from .rules import Rules, resolve_rules
+from .shuffle import draw_seat_one, shuffled_deal_one
 
 # rows of Game.cards (rank counts): the hands by seat, the cards played by seat, the hole cards, a row
 # of zeros, and by seat the cards it cannot place (the deck minus its hand and every card played)
@@ -120,7 +125,7 @@ def _play_signs(seat: int) -> np.ndarray:
 _PLAY_SIGNS = [_play_signs(seat) for seat in range(3)]
 
 
-class _Tables:
+class _Lookups:
     """What stepping one game reads, per rule configuration: the action table, legality bitsets,
     each action's cards and card bits, as arrays and as Python lists."""
 
@@ -166,8 +171,8 @@ def _select_bit(value: int, k: int) -> int:
 
 
 @functools.cache
-def _tables(rules: Rules) -> _Tables:
-    return _Tables(rules)
+def _lookups(rules: Rules) -> _Lookups:
+    return _Lookups(rules)
 
 
 class Game:
@@ -188,7 +193,7 @@ class Game:
         if not (index and 0 <= game < state.num_games):
             raise ValueError(f"game must be an index 0..{state.num_games - 1} of the state, got {game!r}")
         self.rules = state.rules
-        self._t = _tables(self.rules)
+        self._t = _lookups(self.rules)
         self._load(state, game)
 
     @classmethod
@@ -204,7 +209,7 @@ class Game:
         given = seed_or_rng
         rng = given if isinstance(given, np.random.Generator) else np.random.default_rng(given)
         game = cls.__new__(cls)
-        game.rules, game._t = rules, _tables(rules)
+        game.rules, game._t = rules, _lookups(rules)
         game.key = rng.integers(0, 2**63 - 1, size=1, dtype=np.int64).astype(np.uint64)
         game.rewards, game.ended = [0.0, 0.0, 0.0], False
         if deal is None:
@@ -220,7 +225,7 @@ class Game:
 
     def __setstate__(self, d: dict) -> None:
         self.__dict__.update(d)
-        self._t = _tables(self.rules)
+        self._t = _lookups(self.rules)
 
     # -- conversion to and from the engine's state -------------------------------------
 
@@ -308,7 +313,7 @@ class Game:
 
     def _draw_seat(self, episode: int, salt: int) -> int:
         """The engine's seat draw from this game's key (salt 0: first bidder, 1: landlord)."""
-        return engine.draw_seat_one(int(self.key[0]), episode, salt)
+        return draw_seat_one(int(self.key[0]), episode, salt)
 
     def _deal(self, episode: int, redeals: int, first: int, cards: np.ndarray | None = None,
               landlord: int | None = None) -> None:
@@ -319,7 +324,7 @@ class Game:
         ``rewards`` and ``ended`` are left as they are (the caller's, as on the engine).
         """
         if cards is None:
-            cards = engine.shuffled_deal_one(int(self.key[0]), episode, redeals)
+            cards = shuffled_deal_one(int(self.key[0]), episode, redeals)
         counts = np.bincount(_DEAL_CELL + _RANK_OF[cards], minlength=(_UNSEEN + 3) * NUM_RANKS)
         self.cards = counts.astype(np.int8).reshape(_UNSEEN + 3, NUM_RANKS)  # hands and hole; none played
         self.cards[_UNSEEN:] = DECK_COUNTS - self.cards[_HANDS:_HANDS + 3]

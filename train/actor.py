@@ -61,7 +61,7 @@ def explore(actions: np.ndarray, state: engine.State, pos: np.ndarray, eps: np.n
     return out
 
 
-class _Table:
+class _Batch:
     """One batch of games under one rule set, who plays which seat, and the decisions of its hands
     in progress.
 
@@ -150,7 +150,7 @@ class Actor:
         rules = model.rules
         fixed = int(round(num_games * fixed_landlord_share)) if rules.bidding else 0
         sizes = [(rules, num_games - fixed), (dataclasses.replace(rules, bidding=False), fixed)]
-        self.tables = [_Table(r, n, objective, rng, len(self.opponents), opponent_share)
+        self.tables = [_Batch(r, n, objective, rng, len(self.opponents), opponent_share)
                        for r, n in sizes if n > 0]
         self.frames = 0
         self.hands = 0

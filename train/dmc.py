@@ -123,7 +123,7 @@ class Run:
     def elapsed_minutes(self) -> float:
         return (time.monotonic() - self.start) / 60.0
 
-    def finished(self) -> bool:
+    def budget_spent(self) -> bool:
         return self.out_of_time(0)
 
     def out_of_time(self, more_frames: int) -> bool:
@@ -253,7 +253,7 @@ def _resume_state(path: str, data: dict) -> tuple[int, int, torch.Tensor]:
 def run_inline(run: Run) -> None:
     """One actor in this process, alternating with the learner: deterministic for a seed."""
     actor = Actor.from_config(run.model, run.cfg, np.random.default_rng([run.cfg.seed, 0, run.resumed_from]))
-    while not run.finished():
+    while not run.budget_spent():
         before = actor.frames
 
         def spent(before=before) -> bool:  # the frames of this chunk so far count against the budget
@@ -276,7 +276,7 @@ def run_processes(run: Run) -> None:
     for p in procs:
         p.start()
     try:
-        while not run.finished():
+        while not run.budget_spent():
             try:
                 run.buffer.put(samples.get(timeout=1.0))
             except Exception:  # queue.Empty; also re-check the actors

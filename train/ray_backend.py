@@ -271,7 +271,7 @@ def run_ray(run) -> None:
 
 def _learn(run, fleet: Fleet) -> None:
     """The learner's loop: take a chunk when one is ready, train, broadcast, checkpoint, log, evaluate."""
-    while not run.finished():
+    while not run.budget_spent():
         result = fleet.next_chunk(timeout=1.0)
         if result is not None:
             run.buffer.put(result["samples"])
