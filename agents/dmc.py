@@ -1,6 +1,6 @@
 """Deep Monte-Carlo (DMC) Q-networks for the whole game, and the agent that plays them.
 
-There is one Q-network per *position* (:data:`POSITIONS`): bidding (before
+There is one Q-network per kind of decision (:data:`NETWORKS`): bidding (before
 roles exist), doubling, and the three roles of the play phase (landlord,
 the farmer after it, the farmer before it).
 
@@ -48,15 +48,15 @@ from doudizhu_env.observation import (
 
 from .base import Agent
 
-POSITIONS = ("bidding", "doubling", *ROLE_NAMES)
+NETWORKS = ("bidding", "doubling", *ROLE_NAMES)
 _HISTORY_CARDS, _HISTORY_SEATS = piece_slice("history_cards"), piece_slice("history_seats")
 _MOVE_CARDS = (_HISTORY_CARDS.stop - _HISTORY_CARDS.start) // HISTORY_MOVES
 _MOVE_SEATS = (_HISTORY_SEATS.stop - _HISTORY_SEATS.start) // HISTORY_MOVES
 _NOT_HISTORY = np.setdiff1d(np.arange(OBS_SIZE), np.r_[_HISTORY_CARDS, _HISTORY_SEATS])
 
 
-def positions(state: engine.State) -> np.ndarray:
-    """``(B,)`` index into :data:`POSITIONS` of each game's decision (-1 when over)."""
+def network_of(state: engine.State) -> np.ndarray:
+    """``(B,)`` index into :data:`NETWORKS` of each game's decision (-1 when over)."""
     role = role_of(state.to_act, state.landlord)
     return np.select(
         [state.phase == engine.BIDDING, state.phase == engine.DOUBLING, state.phase == engine.PLAY],
@@ -66,7 +66,7 @@ def positions(state: engine.State) -> np.ndarray:
 
 @dataclass(frozen=True)
 class ModelConfig:
-    """Sizes of one position's Q-network."""
+    """Sizes of one of the Q-networks."""
 
     hidden: int = 256
     """Width of the state MLP and of the state embedding e(s)."""
@@ -95,14 +95,14 @@ class ModelConfig:
                              f"and Adam's state; expected at most {MAX_MODEL_GIB} GiB (smaller sizes)")
 
     def parameters(self) -> int:
-        """Weights of the five position networks of these sizes (as :class:`QNet` builds them)."""
+        """Weights of the five networks of these sizes (as :class:`QNet` builds them)."""
         h, lh, ah, hh = self.hidden, self.lstm_hidden, self.action_hidden, self.head_hidden
         move = _MOVE_CARDS + _MOVE_SEATS
         history = 4 * lh * (move + lh + 2) if self.history == "lstm" else (HISTORY_MOVES * move + 1) * lh
         head = (self.head_layers - 1) * (hh + 1) * hh + hh + 1
         net = ((len(_NOT_HISTORY) + 1) * h + (h + 1) * h + history + (h + lh + 1) * h
                + (ACTION_SIZE + 1) * ah + (h + 1) * hh + ah * hh + head)
-        return len(POSITIONS) * net
+        return len(NETWORKS) * net
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
@@ -114,7 +114,7 @@ MAX_MODEL_GIB = 8
 
 
 class QNet(nn.Module):
-    """Q(s, a) of one position (see the module docstring)."""
+    """Q(s, a) of one network (see the module docstring)."""
 
     def __init__(self, cfg: ModelConfig):
         super().__init__()
@@ -156,26 +156,26 @@ class QNet(nn.Module):
 
 
 class DMCModel(nn.Module):
-    """The five position networks and the action features of one rule set."""
+    """The five networks and the action features of one rule set."""
 
     def __init__(self, rules, cfg: ModelConfig | None = None):
         super().__init__()
         self.cfg = cfg or ModelConfig()
         self.rules = rules
-        self.nets = nn.ModuleDict({p: QNet(self.cfg) for p in POSITIONS})
+        self.nets = nn.ModuleDict({p: QNet(self.cfg) for p in NETWORKS})
         self.register_buffer("action_feats", torch.from_numpy(action_features(rules)), persistent=False)
 
     def q_values(self, obs: torch.Tensor, pos: np.ndarray, ids: np.ndarray, seg: np.ndarray) -> torch.Tensor:
         """Q of flat candidate actions ``ids`` (``(M,)``), each for the state row ``seg[m]``.
 
-        ``obs`` is ``(N, OBS_SIZE)``, ``pos`` the position of each state row.
+        ``obs`` is ``(N, OBS_SIZE)``, ``pos`` the network (index into :data:`NETWORKS`) of each state row.
         """
         q = torch.zeros(len(ids), dtype=torch.float32, device=obs.device)
         seg_pos = pos[seg]
         for p in np.unique(pos):
             rows = np.flatnonzero(pos == p)
             cand = np.flatnonzero(seg_pos == p)
-            net = self.nets[POSITIONS[p]]
+            net = self.nets[NETWORKS[p]]
             code = net.encode_state(obs[torch.from_numpy(rows)])
             local = np.searchsorted(rows, seg[cand])  # state row of each candidate within `rows`
             feats = self.action_feats[torch.from_numpy(ids[cand])]
@@ -188,12 +188,12 @@ class ModelOutputError(ValueError):
 
 
 def raise_non_finite(q: np.ndarray, pos: np.ndarray) -> None:
-    """Raise :class:`ModelOutputError` naming how many Q-values of which positions are NaN or infinite."""
+    """Raise :class:`ModelOutputError` naming how many Q-values of which networks are NaN or infinite."""
     bad = ~np.isfinite(q)
-    where = ", ".join(POSITIONS[p] for p in np.unique(pos[bad]))
+    where = ", ".join(NETWORKS[p] for p in np.unique(pos[bad]))
     raise ModelOutputError(
         f"the model produced {int(np.isnan(q).sum())} NaN and {int(np.isinf(q).sum())} infinite Q-values "
-        f"among {len(q)} (positions: {where}); expected finite numbers. Its weights have diverged "
+        f"among {len(q)} (networks: {where}); expected finite numbers. Its weights have diverged "
         "(e.g. a learning rate too high): stop, and train again from a good checkpoint or other settings")
 
 
@@ -217,13 +217,13 @@ class DMCAgent(Agent):
         self.model = model
         self.epsilon = epsilon
         self.bidding_epsilon = bidding_epsilon
-        """Exploration at the bidding position (default: ``epsilon``)."""
+        """Exploration at the bidding network's decisions (default: ``epsilon``)."""
         self.doubling_epsilon = doubling_epsilon
-        """Exploration at the doubling position (default: ``epsilon``)."""
+        """Exploration at the doubling network's decisions (default: ``epsilon``)."""
         self.rng = rng or np.random.default_rng(0)
 
     def epsilons(self, pos: np.ndarray) -> np.ndarray:
-        """The probability of a uniformly random legal action at each position of ``pos``."""
+        """The probability of a uniformly random legal action at each network of ``pos``."""
         def given(eps):
             return self.epsilon if eps is None else eps
 
@@ -236,7 +236,7 @@ class DMCAgent(Agent):
     @torch.no_grad()
     def action_values(self, state: engine.State, ids: np.ndarray, offsets: np.ndarray) -> np.ndarray:
         """Q-values of the flat actions ``ids`` (game ``i``'s are ``ids[offsets[i]:offsets[i + 1]]``)."""
-        return self._q(observe(state), positions(state), ids, offsets)
+        return self._q(observe(state), network_of(state), ids, offsets)
 
     def _q(self, obs: np.ndarray, pos: np.ndarray, ids: np.ndarray, offsets: np.ndarray) -> np.ndarray:
         """Q-values of the flat actions ``ids`` of the state rows ``obs`` (finite, or an error)."""
@@ -248,12 +248,12 @@ class DMCAgent(Agent):
 
     @torch.no_grad()
     def decide(self, state: engine.State) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Actions, observations and positions of every unfinished game of ``state``.
+        """Actions, observations and networks of every unfinished game of ``state``.
 
-        Games that are over get ``PASS`` and position -1.
+        Games that are over get ``PASS`` and network -1.
         """
         obs = observe(state)
-        pos = positions(state)
+        pos = network_of(state)
         bits = engine.legal_bits(state)  # computed once: for the Q candidates and for exploration
         ids, offsets = bits_to_ids(bits)
         actions = np.zeros(state.num_games, dtype=np.int64)

@@ -22,7 +22,7 @@ import argparse
 
 import numpy as np
 
-from agents.dmc import DMCAgent, positions
+from agents.dmc import DMCAgent, network_of
 from agents.registry import make_agent
 from doudizhu_env import engine
 from doudizhu_env.actions import SPECIAL_NAMES
@@ -40,7 +40,7 @@ def play_and_record(agent: DMCAgent, opponent, num_games: int, rules: Rules, see
     state = engine.reset(np.random.default_rng(seed), num_games, rules)
     rows = np.arange(num_games)
     agent_seat = rows % 3
-    rec = {k: [] for k in ("game", "seat", "position", "action", "q", "best_other", "redeals", "mine")}
+    rec = {k: [] for k in ("game", "seat", "network", "action", "q", "best_other", "redeals", "mine")}
     while not state.done.all():
         live, seat = ~state.done, state.to_act
         mine = live & (seat == agent_seat)
@@ -67,7 +67,7 @@ def play_and_record(agent: DMCAgent, opponent, num_games: int, rules: Rules, see
 
 def _keep(rec, view, games, actions, ids, offsets, q, mine: bool) -> None:
     """Append the bidding and doubling decisions among ``games`` to ``rec``."""
-    pos = positions(view)
+    pos = network_of(view)
     keep = np.flatnonzero(pos <= 1)
     for i in keep:
         chosen, best_other = np.nan, np.nan
@@ -76,7 +76,7 @@ def _keep(rec, view, games, actions, ids, offsets, q, mine: bool) -> None:
             chosen = float(q[lo:hi][ids[lo:hi] == actions[i]][0])
             others = q[lo:hi][ids[lo:hi] != actions[i]]
             best_other = float(others.max()) if len(others) else np.nan
-        for key, value in (("game", games[i]), ("seat", view.to_act[i]), ("position", pos[i]),
+        for key, value in (("game", games[i]), ("seat", view.to_act[i]), ("network", pos[i]),
                            ("action", actions[i]), ("q", chosen), ("best_other", best_other),
                            ("redeals", view.redeals[i]), ("mine", mine)):
             rec[key].append(value)
@@ -92,17 +92,17 @@ def summarize(rec: dict, objective: str) -> dict:
     for a in np.unique(rec["action"][mine]):
         rows = mine & (rec["action"] == a)
         err = rec["q"][rows] - target[rows]
-        position = mine & (rec["position"] == rec["position"][rows][0])
+        position = mine & (rec["network"] == rec["network"][rows][0])
         out["actions"][SPECIAL_NAMES[a]] = {
             "turns": int(rows.sum()), "share_of_position": float(rows.sum() / position.sum()),
             "mean_q": float(rec["q"][rows].mean()), "mean_result": float(target[rows].mean()),
             "bias": float(err.mean()), "rmse": float(np.sqrt((err**2).mean())),
         }
     for p, name in ((0, "bidding"), (1, "doubling")):
-        rows = mine & (rec["position"] == p)
+        rows = mine & (rec["network"] == p)
         if rows.sum() > 2:
             out[f"corr_{name}"] = float(np.corrcoef(rec["q"][rows], target[rows])[0, 1])
-    doubling = rec["position"] == 1
+    doubling = rec["network"] == 1
     for who, side in (("agent", mine), ("opponent", ~mine)):
         for r, name in enumerate(ROLE_NAMES):
             rows = doubling & side & (role == r)

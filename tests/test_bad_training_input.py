@@ -219,7 +219,7 @@ def test_the_learner_stops_when_the_loss_is_not_a_number():
 
     rng = np.random.default_rng(0)
     batch = {"obs": pack_obs(rng.integers(0, 2, (8, OBS_SIZE))), "action": np.full(8, 1),
-             "position": np.zeros(8, np.int8), "target": rng.normal(size=8).astype(np.float32)}
+             "network": np.zeros(8, np.int8), "target": rng.normal(size=8).astype(np.float32)}
     learner = Learner(small_model(), learning_rate=float("inf"), max_grad_norm=10.0)
     with pytest.raises(ModelOutputError, match="the loss of update .* is nan"):
         for _ in range(3):

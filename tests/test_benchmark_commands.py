@@ -47,7 +47,7 @@ def test_bidding_analysis_records_every_bid_and_double(tmp_path):
     agent = DMCAgent(small_model(seed=3))
     rec = play_and_record(agent, RuleAgent(), 60, STANDARD, seed=5)
     mine = rec["mine"]
-    assert set(rec["position"]) <= {0, 1} and mine.any() and (~mine).any()
+    assert set(rec["network"]) <= {0, 1} and mine.any() and (~mine).any()
     assert set(rec["seat"][mine]) == {0, 1, 2}
     assert np.isfinite(rec["q"][mine]).all() and np.isnan(rec["q"][~mine]).all()
     summary = summarize(rec, "logadp")

@@ -25,7 +25,7 @@ pytest.importorskip("tensorboard")
 from helpers import ROOT, STANDARD, TINY, scalars, small_config, small_model  # noqa: E402
 
 from agents.checkpoint import CheckpointError, load_model, read_checkpoint, save_checkpoint  # noqa: E402
-from agents.dmc import POSITIONS, DMCAgent, ModelConfig, positions, segment_argmax  # noqa: E402
+from agents.dmc import NETWORKS, DMCAgent, ModelConfig, network_of, segment_argmax  # noqa: E402
 from doudizhu_env import engine  # noqa: E402
 from doudizhu_env.actions import BID0, PASS  # noqa: E402
 from doudizhu_env.engine import MAX_HISTORY  # noqa: E402
@@ -45,8 +45,8 @@ from train.learner import Learner  # noqa: E402
 
 SMALL = small_config()
 
-LOSS_TAGS = {f"loss/{p}" for p in POSITIONS} | {"loss/all"}
-RETURN_TAGS = {f"return/{p}" for p in POSITIONS}
+LOSS_TAGS = {f"loss/{p}" for p in NETWORKS} | {"loss/all"}
+RETURN_TAGS = {f"return/{p}" for p in NETWORKS}
 PERF_TAGS = {"perf/frames_per_s", "perf/epsilon", "perf/updates"}
 
 
@@ -332,7 +332,7 @@ def test_learner_loss_falls_on_a_fixed_batch():
     actor = Actor(model, 32, "wp", np.random.default_rng(0))
     batch = actor.collect(512, epsilon=0.1)
     batch = {k: v[:512] for k, v in batch.items()}
-    assert set(np.unique(batch["position"])) >= {0, 2, 3, 4}
+    assert set(np.unique(batch["network"])) >= {0, 2, 3, 4}
     learner = Learner(model, learning_rate=3e-3, max_grad_norm=10.0)
     losses = [learner.update(batch)["loss/all"] for _ in range(60)]
     assert learner.updates == 60
@@ -343,7 +343,7 @@ def test_learner_loss_falls_on_a_fixed_batch():
 def test_learner_stats():
     model = small_model()
     batch = Actor(model, 16, "adp", np.random.default_rng(1)).collect(256, epsilon=0.0)
-    pos = batch["position"].astype(np.int64)
+    pos = batch["network"].astype(np.int64)
     with torch.no_grad():  # Q before the update: the losses reported are those of this batch
         q = model.q_values(torch.from_numpy(unpack_obs(batch["obs"])), pos, batch["action"].astype(np.int64),
                            np.arange(len(pos))).numpy()
@@ -351,7 +351,7 @@ def test_learner_stats():
     stats = Learner(model, 1e-3, 10.0).update(batch)
     assert stats["loss/all"] == pytest.approx(float(squared.mean()), rel=1e-4)
     for p in np.unique(pos):
-        name = POSITIONS[p]
+        name = NETWORKS[p]
         rows = pos == p
         assert stats[f"return/{name}"] == pytest.approx(float(batch["target"][rows].mean()), rel=1e-5)
         assert stats[f"loss/{name}"] == pytest.approx(float(squared[rows].mean()), rel=1e-4)
@@ -380,12 +380,12 @@ def test_bids_of_a_redealt_hand_are_worth_zero():
     actor = Actor(model, 1, "adp", np.random.default_rng(0))
     table = actor.tables[0]
     pass_all = DMCAgent(model)
-    pass_all.decide = lambda state: (np.full(state.num_games, BID0), observe(state), positions(state))
+    pass_all.decide = lambda state: (np.full(state.num_games, BID0), observe(state), network_of(state))
     out = []
     for _ in range(3):
         out += table.step(pass_all)[0]
     assert len(out) == 1 and len(out[0]["target"]) == 3
-    assert (out[0]["target"] == 0).all() and (out[0]["position"] == 0).all()
+    assert (out[0]["target"] == 0).all() and (out[0]["network"] == 0).all()
     assert (out[0]["action"] == BID0).all()
     assert int(table.state.redeals[0]) == 1 and table.state.phase[0] == engine.BIDDING
 
@@ -401,7 +401,7 @@ def test_recorder_targets_are_the_final_points_of_the_deciding_seat(objective):
     pending: dict[int, list[tuple[int, int, int, np.ndarray]]] = {g: [] for g in range(games)}
     next_id, hands = 0, 0
     for _ in range(400):
-        obs, pos = observe(state), positions(state)
+        obs, pos = observe(state), network_of(state)
         ids = np.arange(next_id, next_id + games)  # labels in the action field identify the decisions
         next_id += games
         rec.record(np.arange(games), state.to_act, pos, ids, obs)
@@ -421,7 +421,7 @@ def test_recorder_targets_are_the_final_points_of_the_deciding_seat(objective):
         for row, i in enumerate(out["action"]):
             target, p, bits = expected[int(i)]
             assert out["target"][row] == pytest.approx(target)
-            assert out["position"][row] == p
+            assert out["network"][row] == p
             assert np.array_equal(out["obs"][row], bits)
         hands += len(ended)
         # the rows of ended hands are freed; those of hands in progress are kept
@@ -478,7 +478,7 @@ def test_pack_obs_round_trip():
 def test_sample_buffer_fifo_and_bound():
     def chunk(start, n):
         return {"obs": np.zeros((n, 2), np.uint8), "action": np.arange(start, start + n),
-                "position": np.zeros(n, np.int8), "target": np.zeros(n, np.float32)}
+                "network": np.zeros(n, np.int8), "target": np.zeros(n, np.float32)}
 
     buf = SampleBuffer(max_size=10)
     assert buf.take(1) is None
@@ -526,12 +526,12 @@ def test_dmc_agent_plays_only_legal_actions(epsilon):
         actions, obs, pos = agent.decide(state)
         assert actions.shape == (games,) and actions.dtype == np.int64
         assert obs.shape == (games, OBS_SIZE) and obs.dtype == np.float32
-        assert pos.shape == (games,) and np.array_equal(pos, positions(state))
-        assert ((pos >= 0) & (pos < len(POSITIONS))).all()
+        assert pos.shape == (games,) and np.array_equal(pos, network_of(state))
+        assert ((pos >= 0) & (pos < len(NETWORKS))).all()
         seen.update(pos.tolist())
         state = engine.step(state, actions, check=True, auto_reset=True)  # raises on an illegal action
     if epsilon:  # an untrained greedy model may pass every bid (redeal after redeal): only with exploration
-        assert seen == set(range(len(POSITIONS)))
+        assert seen == set(range(len(NETWORKS)))
 
 
 def test_dmc_agent_on_finished_games():

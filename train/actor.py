@@ -2,7 +2,7 @@
 
 An :class:`Actor` plays its games with the current :class:`~agents.dmc.DMCModel`
 (epsilon-greedy), records each decision the model makes, and turns finished
-hands into (observation, action, position, target) samples
+hands into (observation, action, network, target) samples
 (:mod:`train.buffer`). :func:`actor_process` is the loop of an actor process:
 chunks of samples go to the learner through a bounded queue.
 
@@ -34,7 +34,7 @@ import queue as queue_lib
 import numpy as np
 import torch
 
-from agents.dmc import DMCAgent, DMCModel, positions
+from agents.dmc import DMCAgent, DMCModel, network_of
 from doudizhu_env import engine
 from doudizhu_env.legal import sample_bits
 from doudizhu_env.observation import observe, seat_view
@@ -53,7 +53,7 @@ def epsilon_at(frames: int, start: float, final: float, decay_frames: int) -> fl
 def explore(actions: np.ndarray, state: engine.State, pos: np.ndarray, eps: np.ndarray,
             rng: np.random.Generator) -> np.ndarray:
     """``actions`` with each replaced by a uniformly random legal one with probability ``eps`` (per
-    game, e.g. :meth:`agents.dmc.DMCAgent.epsilons`); games that are over (position -1) keep theirs."""
+    game, e.g. :meth:`agents.dmc.DMCAgent.epsilons`); games that are over (network -1) keep theirs."""
     games = np.flatnonzero((rng.random(state.num_games) < eps) & (pos >= 0))
     out = actions.copy()
     if len(games):
@@ -98,7 +98,7 @@ class _Batch:
         actions = np.zeros(len(self.games), dtype=np.int64)
         mine = np.flatnonzero(player == 0)
         if teacher is not None:
-            obs, pos = observe(s), positions(s)
+            obs, pos = observe(s), network_of(s)
             taught = teacher.act(seat_view(s))
             actions = explore(taught, s, pos, agent.epsilons(pos), agent.rng)
         elif len(mine):

@@ -1,7 +1,7 @@
 """From stepped games to Monte-Carlo samples, with bounded memory.
 
 :class:`EpisodeRecorder` keeps every decision of the hands in progress in a
-ring of rows (observation as packed bits, action, position, game, seat).
+ring of rows (observation as packed bits, action, network, game, seat).
 When a hand ends, all its rows become samples whose target is the final
 result of the seat that made the decision (``objective_targets``), and the
 rows are freed. Everything is array operations over the batch; nothing
@@ -18,7 +18,7 @@ from doudizhu_env.engine import MAX_HISTORY
 from doudizhu_env.observation import OBS_SIZE
 from doudizhu_env.rewards import OBJECTIVES, shape_reward
 
-SAMPLE_FIELDS = ("obs", "action", "position", "target")
+SAMPLE_FIELDS = ("obs", "action", "network", "target")
 
 
 def objective_targets(points: np.ndarray, objective: str) -> np.ndarray:
@@ -52,19 +52,19 @@ class EpisodeRecorder:
         self.objective = objective
         self.obs = np.zeros((self.capacity, -(-OBS_SIZE // 8)), dtype=np.uint8)
         self.action = np.zeros(self.capacity, dtype=np.int64)
-        self.position = np.zeros(self.capacity, dtype=np.int8)
+        self.network = np.zeros(self.capacity, dtype=np.int8)
         self.game = np.full(self.capacity, -1, dtype=np.int64)
         self.seat = np.zeros(self.capacity, dtype=np.int8)
         self.head = 0
 
-    def record(self, games: np.ndarray, seats, positions, actions, obs: np.ndarray) -> None:
+    def record(self, games: np.ndarray, seats, networks, actions, obs: np.ndarray) -> None:
         """Append one decision for each of ``games``."""
         n = len(games)
         rows = (self.head + np.arange(n)) % self.capacity
         if np.any(self.game[rows] >= 0):
             raise RuntimeError("episode recorder overrun: a hand in progress is longer than the ring allows")
         self.obs[rows] = pack_obs(obs)
-        self.action[rows], self.position[rows] = actions, positions
+        self.action[rows], self.network[rows] = actions, networks
         self.game[rows], self.seat[rows] = games, seats
         self.head = int((self.head + n) % self.capacity)
 
@@ -74,7 +74,7 @@ class EpisodeRecorder:
         slot[games] = np.arange(len(games))
         rows = np.flatnonzero((self.game >= 0) & (slot[self.game] >= 0))
         targets = objective_targets(points[slot[self.game[rows]], self.seat[rows]], self.objective)
-        out = {"obs": self.obs[rows], "action": self.action[rows], "position": self.position[rows],
+        out = {"obs": self.obs[rows], "action": self.action[rows], "network": self.network[rows],
                "target": targets}
         self.game[rows] = -1
         return out
@@ -116,5 +116,5 @@ def concat_samples(chunks: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]
     """One chunk of several (of none: a chunk of no samples)."""
     if not chunks:
         return {"obs": np.zeros((0, -(-OBS_SIZE // 8)), np.uint8), "action": np.zeros(0, np.int64),
-                "position": np.zeros(0, np.int8), "target": np.zeros(0, np.float32)}
+                "network": np.zeros(0, np.int8), "target": np.zeros(0, np.float32)}
     return {k: np.concatenate([c[k] for c in chunks]) for k in SAMPLE_FIELDS}

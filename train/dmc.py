@@ -13,12 +13,12 @@ Every field of :class:`train.config.TrainConfig` can be overridden as
 
 How it works, top to bottom:
 
-1. One :class:`~agents.dmc.DMCModel` (five position networks) lives in
+1. One :class:`~agents.dmc.DMCModel` (five networks) lives in
    shared memory.
 2. ``num_actors`` actor processes (:func:`train.actor.actor_process`) each
    step ``games_per_actor`` games on the batched engine, choosing for all of
    them with one forward pass per step (epsilon-greedy), and send chunks of
-   (observation, action, position, Monte-Carlo target) samples through a
+   (observation, action, network, Monte-Carlo target) samples through a
    bounded queue. With ``num_actors: 0`` one actor runs in this process,
    alternating with the learner, and the whole run is deterministic.
    With ``backend: ray`` the actors are Ray actors on a Ray cluster instead

@@ -5,13 +5,13 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from agents.dmc import POSITIONS, DMCModel, ModelOutputError
+from agents.dmc import NETWORKS, DMCModel, ModelOutputError
 
 from .buffer import unpack_obs
 
 
 class Learner:
-    """Adam on the mean squared error between Q(s, a) and the target, all positions together."""
+    """Adam on the mean squared error between Q(s, a) and the target, all networks together."""
 
     def __init__(self, model: DMCModel, learning_rate: float, max_grad_norm: float, device: str = "cpu"):
         self.model = model
@@ -21,9 +21,9 @@ class Learner:
         self.updates = 0
 
     def update(self, batch: dict[str, np.ndarray]) -> dict[str, float]:
-        """One gradient step on ``batch``; returns the loss and mean target overall and per position."""
+        """One gradient step on ``batch``; returns the loss and mean target overall and per network."""
         obs = torch.from_numpy(unpack_obs(batch["obs"])).to(self.device)
-        pos = batch["position"].astype(np.int64)
+        pos = batch["network"].astype(np.int64)
         target = torch.from_numpy(batch["target"].astype(np.float32)).to(self.device)
         n = len(target)
         q = self.model.q_values(obs, pos, batch["action"].astype(np.int64), np.arange(n))
@@ -40,7 +40,7 @@ class Learner:
                                    "produced NaN or infinite Q-values; expected finite numbers. Its weights "
                                    "have diverged (e.g. a learning rate too high)")
         errors, target = errors.detach().cpu().numpy(), batch["target"]
-        for p, name in enumerate(POSITIONS):
+        for p, name in enumerate(NETWORKS):
             rows = pos == p
             if rows.any():
                 stats[f"loss/{name}"] = float(errors[rows].mean())
