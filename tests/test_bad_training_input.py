@@ -207,7 +207,7 @@ def test_nan_q_values_are_named_not_a_shape_mismatch():
     with torch.no_grad():
         model.nets["bidding"].out.bias.fill_(float("nan"))
     state = engine.reset(0, 4)
-    nan = r"the model produced 16 NaN and 0 infinite Q-values among 16 \(positions: bidding\); expected"
+    nan = r"the model produced 16 NaN and 0 infinite Q-values among 16 \(networks: bidding\); expected"
     with pytest.raises(ModelOutputError, match=nan):
         DMCAgent(model).act(state)
 
