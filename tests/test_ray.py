@@ -110,14 +110,14 @@ def _kill_first_actor_at(frames: int, ray, log: dict) -> None:
     print(f"test: killed the process {log['pid']} of actor 0 at {log['frames']:,} frames", flush=True)
 
 
-def _finished_once_replaced(finished, deadline: float):
-    """``Run.finished``, but not before the new actor 0 delivered a chunk (or ``deadline`` passed):
+def _spent_once_replaced(budget_spent, deadline: float):
+    """``Run.budget_spent``, but not before the new actor 0 delivered a chunk (or ``deadline`` passed):
     on a slow machine the surviving actor alone could otherwise finish the run first."""
 
     def wrapped(run) -> bool:
         fleet = _KeptFleet.made[0] if _KeptFleet.made else None
         waiting = fleet is not None and not (fleet.generation[0] and fleet.delivered[0])
-        return finished(run) and not (waiting and time.monotonic() < deadline)
+        return budget_spent(run) and not (waiting and time.monotonic() < deadline)
 
     return wrapped
 
@@ -127,7 +127,8 @@ def test_killing_an_actor_process_does_not_stop_training(ray_instance, tmp_path,
     from train import dmc
 
     monkeypatch.setattr(ray_backend, "Fleet", _KeptFleet)
-    monkeypatch.setattr(dmc.Run, "finished", _finished_once_replaced(dmc.Run.finished, time.monotonic() + 90))
+    monkeypatch.setattr(dmc.Run, "budget_spent",
+                        _spent_once_replaced(dmc.Run.budget_spent, time.monotonic() + 90))
     _KeptFleet.made.clear()
     log: dict = {}
     killer = threading.Thread(target=_kill_first_actor_at, args=(3000, ray_instance, log), daemon=True)
