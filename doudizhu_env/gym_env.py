@@ -174,7 +174,7 @@ from .env_args import (  # noqa: F401  (ILLEGAL_ACTIONS, observation_box: re-exp
 )
 from .legal import bits_to_ids
 from .observation import OBS_SIZE, observe
-from .players import decide, legal_by_construction, seat_actions
+from .players import decide_in_game, needs_check, seat_actions
 from .render import emit, render_text
 from .rewards import REWARDS, shape_reward
 from .rules import resolve_rules
@@ -231,7 +231,7 @@ class _Driver:
         self.seat_player = np.full((len(seats), 3), -1, dtype=np.int64)
         self.seat_player[rows, (seats + 1) % 3] = 0
         self.seat_player[rows, (seats + 2) % 3] = len(self.players) - 1
-        self.check = not all(legal_by_construction(o) for o in self.opponents)
+        self.check = needs_check(self.opponents)
 
     def advance(self, state: engine.State, out: dict | None, autoreset: bool) -> engine.State:
         """Let the opponents act until the learning seat is to act in every game (or its hand is over).
@@ -397,14 +397,12 @@ class _GameOpponents:
     def __init__(self, seat: int, opponents):
         self.seat = seat
         self.opponents = _checked_opponents(opponents)
-        self.check = not all(legal_by_construction(o) for o in self.opponents)
+        self.check = needs_check(self.opponents)
 
     def act(self, game: Game) -> int:
         """The action of the opponent whose seat is to act."""
-        opp = self.opponents[(game.to_act - self.seat - 1) % 3]  # 0: the seat after the learning seat
-        if callable(getattr(opp, "act_game", None)):
-            return int(opp.act_game(game))
-        return int(decide(opp, game.to_state(), np.array([0]))[0])
+        k = (game.to_act - self.seat - 1) % 3  # 0: the seat after the learning seat, 1: the seat before
+        return decide_in_game(self.opponents[k], game)
 
     def advance(self, game: Game) -> None:
         """The opponents act until the learning seat is to act or the hand is over."""

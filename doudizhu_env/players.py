@@ -45,6 +45,19 @@ def legal_by_construction(player) -> bool:
     return bool(getattr(player, "legal_by_construction", False))
 
 
+def needs_check(players) -> bool:
+    """Whether a driver must check the actions of ``players`` (any of them not legal by construction)."""
+    return not all(legal_by_construction(p) for p in players)
+
+
+def decide_in_game(player, game) -> int:
+    """``player``'s checked move in one :class:`doudizhu_env.single.Game`: its ``act_game`` when it
+    offers one, else :func:`decide` on the game's one-game state."""
+    if callable(getattr(player, "act_game", None)):
+        return int(player.act_game(game))
+    return int(decide(player, game.to_state(), np.array([0]))[0])
+
+
 def decide(player, state: engine.State, games: np.ndarray) -> np.ndarray:
     """``player``'s checked actions for games ``games`` of ``state``, given what it declares it needs."""
     games = np.asarray(games, dtype=np.int64)
@@ -77,7 +90,7 @@ def seat_actions(state: engine.State, seat_player: np.ndarray, players, live=Non
 def play_out(state: engine.State, seat_player: np.ndarray, players) -> tuple[engine.State, int]:
     """Step every game of ``state`` to its end, the players of ``seat_player`` (as in
     :func:`seat_actions`, every seat driven) choosing; the final state and the decisions made."""
-    check = not all(legal_by_construction(p) for p in players)
+    check = needs_check(players)
     decisions = 0
     while not state.done.all():
         live = ~state.done

@@ -6,7 +6,14 @@ import numpy as np
 import pytest
 
 from doudizhu_env import engine
-from doudizhu_env.players import decide, legal_by_construction, needs_view, play_out, seat_actions
+from doudizhu_env.players import (
+    decide,
+    decide_in_game,
+    legal_by_construction,
+    needs_view,
+    play_out,
+    seat_actions,
+)
 
 
 class Recorder:
@@ -38,7 +45,8 @@ def test_players_get_seat_views_unless_they_declare_otherwise():
     decide(plain, state, games)
     assert hidden_blanked(viewer.views[0]) and not hidden_blanked(plain.views[0])
     np.testing.assert_array_equal(plain.views[0].hands, state.hands[games])
-    assert decide(plain, state, np.arange(8)) is not None and plain.views[-1] is state  # no copy needed
+    decide(plain, state, np.arange(8))
+    assert plain.views[-1] is state  # all the games, nothing hidden to blank: the state itself
 
 
 @pytest.mark.parametrize("answer, message", [
@@ -89,3 +97,16 @@ def test_play_out_is_the_loop_it_names():
     assert final.done.all() and decisions == counted > 16
     np.testing.assert_array_equal(final.scores, by_hand.scores)
     np.testing.assert_array_equal(final.history, by_hand.history)
+
+
+def test_in_one_game_a_player_is_asked_on_the_game_or_on_its_state():
+    """``act_game`` when offered (the random player: the draw ``sample_legal`` makes on the state),
+    else the one-game state's seat view."""
+    from doudizhu_env.single import Game
+
+    game, state = Game.new(4), engine.reset(4, 1)
+    drawn = engine.sample_legal(state, np.random.default_rng(9))
+    assert decide_in_game(engine.RandomPolicy(9), game) == int(drawn[0])
+    viewer = Recorder()
+    assert decide_in_game(viewer, game) == int(engine.legal_actions(state)[0][0])
+    assert hidden_blanked(viewer.views[0]) and viewer.calls == [1]

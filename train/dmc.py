@@ -108,11 +108,10 @@ class Run:
         path = PRETRAINED if spec == "pretrained" else spec
         try:
             model = load_model(path, self.rules, self.cfg.model)
+            frames, updates = _counts(path, read_checkpoint(path), missing=0)
         except CheckpointError as err:
             raise CheckpointError(f"init_weights: {err}") from None
-        data = read_checkpoint(path)
-        counts = [data.get(key, 0) for key in ("frames", "updates")]
-        self.frames, self.updates = (int(c) if is_int(c) and c >= 0 else 0 for c in counts)
+        self.frames, self.updates = frames, updates
         self.resumed_from, self.resumed_updates = self.frames, self.updates
         self.learner.updates = self.updates
         self.model.load_state_dict(model.state_dict())
@@ -232,19 +231,26 @@ def _resume_state(path: str, data: dict) -> tuple[int, int, torch.Tensor]:
     if not isinstance(data.get("optimizer"), dict) or not data["optimizer"]:
         raise CheckpointError(f"{path!r} holds no optimizer state to resume from (a checkpoint of train.dmc "
                               "has one; an exported file does not)")
-    counts = []
-    for key in ("frames", "updates"):
-        value = data.get(key)
-        if not is_int(value) or value < 0:
-            raise CheckpointError(f"{path!r}: its {key!r} is {short(value)}; expected a count (an integer "
-                                  ">= 0)")
-        counts.append(int(value))
+    frames, updates = _counts(path, data)
     rng = data.get("rng", {}).get("torch") if isinstance(data.get("rng"), dict) else None
     expected = torch.get_rng_state()
     if not isinstance(rng, torch.Tensor) or rng.dtype != expected.dtype or rng.shape != expected.shape:
         raise CheckpointError(f"{path!r}: its rng state is {short(rng)}; expected torch's RNG state "
                               f"(a {expected.dtype} tensor of {expected.numel()} entries)")
-    return counts[0], counts[1], rng
+    return frames, updates, rng
+
+
+def _counts(path: str, data: dict, missing=None) -> tuple[int, int]:
+    """The frames and updates of a checkpoint, checked (CheckpointError); ``missing`` stands for an
+    absent entry (None: absent is an error too)."""
+    counts = []
+    for key in ("frames", "updates"):
+        value = data.get(key, missing)
+        if not is_int(value) or value < 0:
+            raise CheckpointError(f"{path!r}: its {key!r} is {short(value)}; expected a count (an integer "
+                                  ">= 0)")
+        counts.append(int(value))
+    return counts[0], counts[1]
 
 
 # -- the ways of running actors (the Ray one: train.ray_backend.run_ray) ------
