@@ -3,7 +3,8 @@
 A *player* (an agent) is any object with ``act(view) -> (N,) action ids``, one
 per game of ``view``, each for the seat to act there. The arena, the
 Gymnasium envs' opponents, the terminal and web tables all ask their players
-through :func:`decide` and :func:`seat_actions`, so a player is given the same
+through :func:`decide`, :func:`seat_actions` and (one game of the single-game path)
+:func:`decide_in_game`, so a player is given the same
 thing everywhere and its answer is checked the same way.
 
 What a player is given, it declares with two optional class attributes:
