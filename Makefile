@@ -18,6 +18,8 @@ TORCH_PIP_ARGS :=
 EXTRAS := env,train,dev,peers,docs,rl,ray,web
 TRAIN_ARGS := --config configs/default.yaml --max-minutes 5 --overwrite
 SITE_DIR := build/site
+# pytest worker processes of make test (pytest-xdist): auto = one per core; 0 runs the suite in this process
+TEST_WORKERS := auto
 
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
@@ -58,7 +60,7 @@ lint: $(STAMP)
 	ruff check .
 
 pytest: $(STAMP)
-	python -m pytest -q -m "not slow and not integration"
+	python -m pytest -q -n $(TEST_WORKERS) -m "not slow and not integration"
 
 docs: $(STAMP)
 	mkdocs build --strict --site-dir $(SITE_DIR)
@@ -68,11 +70,13 @@ serve-docs: $(STAMP)
 
 # lint and the docs first: they fail in seconds, the test suite takes minutes;
 # the tests marked slow or integration (pyproject.toml, [tool.pytest.ini_options] markers) are
-# make test-slow's: make test is the quick loop, CI runs both
+# make test-slow's: make test is the quick loop, CI runs both. The quick loop runs over
+# TEST_WORKERS processes (pytest-xdist; the tests share no files); make test-slow runs in one,
+# since its Ray, browser and terminal sessions start processes and servers of their own
 test: $(STAMP)
 	ruff check .
 	mkdocs build --strict --site-dir $(SITE_DIR)
-	python -m pytest -q -m "not slow and not integration"
+	python -m pytest -q -n $(TEST_WORKERS) -m "not slow and not integration"
 
 test-slow: $(STAMP)
 	python -m pytest -q -m "slow or integration"

@@ -168,39 +168,38 @@ def _pair_kicker_sets(body_ranks, num):
     return itertools.combinations(free, num)
 
 
+def _kicker_sets(body_ranks, num, kunit, rules):
+    """The kicker sets of ``num`` kickers of ``kunit`` cards each (1: singles, 2: pairs, 0: none)."""
+    if kunit == 1:
+        return _single_kicker_sets(body_ranks, num, rules)
+    return _pair_kicker_sets(body_ranks, num) if kunit == 2 else [()]
+
+
+def _kicked(ctype, unit, num, kunit, rules):
+    """Every ``unit``-of-a-kind body below the jokers with ``num`` kickers of ``kunit`` cards."""
+    for r in range(TWO + 1):
+        for ks in _kicker_sets((r,), num, kunit, rules):
+            yield ctype, 1, r, (r,), unit, ks, kunit
+
+
 def _enumerate(rules: Rules):
     """Yield (type, length, rank, body_ranks, body_unit, kicker_ranks, kicker_unit) in table order."""
     for r in range(NUM_RANKS):
         yield CombType.SINGLE, 1, r, (r,), 1, (), 0
-    for unit, ctype in ((2, CombType.PAIR), (3, CombType.TRIPLE)):
-        for r in range(TWO + 1):
-            yield ctype, 1, r, (r,), unit, (), 0
-    for r in range(TWO + 1):
-        for ks in _single_kicker_sets((r,), 1, rules):
-            yield CombType.TRIPLE_SINGLE, 1, r, (r,), 3, ks, 1
-    for r in range(TWO + 1):
-        for ks in _pair_kicker_sets((r,), 1):
-            yield CombType.TRIPLE_PAIR, 1, r, (r,), 3, ks, 2
+    yield from _kicked(CombType.PAIR, 2, 0, 0, rules)
+    yield from _kicked(CombType.TRIPLE, 3, 0, 0, rules)
+    yield from _kicked(CombType.TRIPLE_SINGLE, 3, 1, 1, rules)
+    yield from _kicked(CombType.TRIPLE_PAIR, 3, 1, 2, rules)
     for ctype, (unit, lo, hi) in CHAIN_SHAPES.items():
+        kunit = {CombType.PLANE_SINGLES: 1, CombType.PLANE_PAIRS: 2}.get(ctype, 0)
         for length in range(lo, hi + 1):
             for r in range(CHAIN_TOP - length + 2):
                 body = tuple(range(r, r + length))
-                if ctype == CombType.PLANE_SINGLES:
-                    kicks, kunit = _single_kicker_sets(body, length, rules), 1
-                elif ctype == CombType.PLANE_PAIRS:
-                    kicks, kunit = _pair_kicker_sets(body, length), 2
-                else:
-                    kicks, kunit = [()], 0
-                for ks in kicks:
+                for ks in _kicker_sets(body, length, kunit, rules):
                     yield ctype, length, r, body, unit, ks, kunit
-    for r in range(TWO + 1):
-        for ks in _single_kicker_sets((r,), 2, rules):
-            yield CombType.FOUR_TWO_SINGLES, 1, r, (r,), 4, ks, 1
-    for r in range(TWO + 1):
-        for ks in _pair_kicker_sets((r,), 2):
-            yield CombType.FOUR_TWO_PAIRS, 1, r, (r,), 4, ks, 2
-    for r in range(TWO + 1):
-        yield CombType.BOMB, 1, r, (r,), 4, (), 0
+    yield from _kicked(CombType.FOUR_TWO_SINGLES, 4, 2, 1, rules)
+    yield from _kicked(CombType.FOUR_TWO_PAIRS, 4, 2, 2, rules)
+    yield from _kicked(CombType.BOMB, 4, 0, 0, rules)
     yield CombType.ROCKET, 1, SMALL_JOKER, (SMALL_JOKER, BIG_JOKER), 1, (), 0
 
 

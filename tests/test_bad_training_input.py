@@ -263,19 +263,26 @@ def test_evaluate_command_line_errors_are_one_line(argv, words, tmp_path):
     assert not (tmp_path / "out.json").exists()
 
 
-def test_dmc_command_line_errors_are_one_line(tmp_path):
-    missing = run_module("train.dmc", "--config", str(tmp_path / "nope.yaml"))
-    assert_one_line_error(missing, "train.dmc", "no config file at", "nope.yaml", "expected a YAML file")
-    resume = run_module("train.dmc", "--config", TINY, "--out-dir", str(tmp_path / "runs"), "--resume")
-    assert_one_line_error(resume, "train.dmc", "--resume: no checkpoint at", "expected the checkpoint.pt")
-    bad = run_module("train.dmc", "--config", TINY, "--out-dir", str(tmp_path / "runs"), "--epsilon", "2")
-    assert_one_line_error(bad, "train.dmc", "epsilon must be a probability in [0, 1], got 2.0")
-    init = run_module("train.dmc", "--config", TINY, "--out-dir", str(tmp_path / "runs"),
-                      "--init-weights", str(tmp_path / "nope.pt"))
-    assert_one_line_error(init, "train.dmc", "init_weights: no checkpoint file at", "nope.pt")
-    other = run_module("train.dmc", "--config", TINY, "--out-dir", str(tmp_path / "runs"),
-                       "--init-weights", "pretrained")  # the shipped model is larger than the tiny one
-    assert_one_line_error(other, "train.dmc", "init_weights:", "holds a model of config")
+# (extra arguments after --config TINY --out-dir RUNS, or None for a missing config file; the words)
+DMC_ERRORS = [
+    (None, ["no config file at", "nope.yaml", "expected a YAML file"]),
+    (["--resume"], ["--resume: no checkpoint at", "expected the checkpoint.pt"]),
+    (["--epsilon", "2"], ["epsilon must be a probability in [0, 1], got 2.0"]),
+    (["--init-weights", "{tmp}/nope.pt"], ["init_weights: no checkpoint file at", "nope.pt"]),
+    # the shipped model is larger than the tiny one
+    (["--init-weights", "pretrained"], ["init_weights:", "holds a model of config"]),
+]
+
+
+@pytest.mark.parametrize(("extra", "words"), DMC_ERRORS,
+                         ids=["config", "resume", "epsilon", "init", "init-size"])
+def test_dmc_command_line_errors_are_one_line(tmp_path, extra, words):
+    if extra is None:
+        argv = ["--config", str(tmp_path / "nope.yaml")]
+    else:
+        argv = ["--config", TINY, "--out-dir", str(tmp_path / "runs")]
+        argv += [arg.replace("{tmp}", str(tmp_path)) for arg in extra]
+    assert_one_line_error(run_module("train.dmc", *argv), "train.dmc", *words)
     assert not (tmp_path / "runs").exists()
 
 
