@@ -144,6 +144,7 @@ def _cfg(tmp_path, name, **over):
                               "warm_start_frames": 1000, **over})
 
 
+@pytest.mark.slow  # two short training runs: make test-slow
 def test_warm_start_and_opponents_train_deterministically(tmp_path):
     for name in ("a", "b"):
         train(_cfg(tmp_path, name))

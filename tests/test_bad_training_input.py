@@ -244,6 +244,7 @@ def assert_one_line_error(proc: subprocess.CompletedProcess, prog: str, *words: 
         assert word in lines[0], lines[0]
 
 
+@pytest.mark.integration  # a subprocess per case: make test-slow
 @pytest.mark.parametrize(
     "argv, words",
     [
@@ -274,6 +275,7 @@ DMC_ERRORS = [
 ]
 
 
+@pytest.mark.integration  # a subprocess per case: make test-slow
 @pytest.mark.parametrize(("extra", "words"), DMC_ERRORS,
                          ids=["config", "resume", "epsilon", "init", "init-size"])
 def test_dmc_command_line_errors_are_one_line(tmp_path, extra, words):

@@ -91,6 +91,7 @@ def test_parity_is_where_adp_first_reaches_zero(adps, expected):
     assert parity(rows[::-1]) == expected  # in any order
 
 
+@pytest.mark.integration  # trains, keeps checkpoints and evaluates them: make test-slow
 def test_learning_curve_over_kept_checkpoints(tmp_path, capsys):
     from helpers import TINY
 

@@ -5,6 +5,8 @@ import pytest
 
 gymnasium = pytest.importorskip("gymnasium")
 
+from helpers import sweep  # noqa: E402
+
 from doudizhu_env import action_table, engine  # noqa: E402
 from doudizhu_env.gym_env import MASKS, DouDizhuVectorEnv  # noqa: E402
 from doudizhu_env.legal import sample_bits  # noqa: E402
@@ -46,7 +48,7 @@ def sample_from_bits(info, rng):
     return sample_bits(padded.view("<u8").astype(np.uint64), rng)
 
 
-@pytest.mark.parametrize("rules", ["standard", "douzero"])
+@pytest.mark.parametrize("rules", sweep(["standard", "douzero"], default=1))
 def test_compact_masks_decode_to_the_dense_mask_over_random_games(rules):
     """Three envs, one per mask form, same seed, stepped in lockstep with actions drawn from the compact
     forms: the same games, and at every step the compact forms decode to exactly the dense mask."""

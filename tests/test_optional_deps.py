@@ -4,6 +4,7 @@ and the test suite's collection still work, and the env test modules skip instea
 import subprocess
 import sys
 
+import pytest
 from helpers import ROOT
 
 #: makes ``import gymnasium`` / ``import pettingzoo`` fail as if they were not installed
@@ -27,6 +28,7 @@ def test_engine_plays_without_gymnasium_and_pettingzoo():
     assert out.stdout.strip() == "['pass', '4'] 8"
 
 
+@pytest.mark.integration  # a subprocess: make test-slow
 def test_suite_collects_without_gymnasium_and_pettingzoo():
     out = run_blocked(
         "import pytest\n"
@@ -38,6 +40,7 @@ def test_suite_collects_without_gymnasium_and_pettingzoo():
         assert any(f"tests/{module}.py" in line for line in skipped), (module, skipped)
 
 
+@pytest.mark.integration  # a subprocess: make test-slow
 def test_the_installed_packages_are_the_projects_own_and_benchmarks_stays_in_the_checkout(tmp_path):
     """``agents``, ``train`` and ``doudizhu_env`` are installed; ``benchmarks`` is run from a checkout
     (``python -m benchmarks.X`` at its root), so that no installed package of that name shadows a

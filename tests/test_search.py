@@ -132,6 +132,7 @@ def test_the_true_world_replays_from_its_deal_with_no_mismatch(rules):
     assert checked > 50
 
 
+@pytest.mark.slow  # hundreds of worlds replayed from the deal: make test-slow
 def test_inference_over_bids_sees_a_strong_bidder():
     """A seat that bid 3 holds a strong hand: worlds kept by inference=all give it more control cards
     than uniform worlds do."""
@@ -389,6 +390,7 @@ def test_at_the_terminal_table():
         make_opponents(["search:rule,depth=1", "rule"], DOUZERO, seat=0, seed=1)
 
 
+@pytest.mark.integration  # the benchmark's command end to end: make test-slow
 def test_the_budget_benchmark_runs_end_to_end(tmp_path):
     """benchmarks.search: a match and the timing per budget, its table, JSON, merge and plot."""
     from benchmarks.search import main

@@ -12,6 +12,7 @@ import pickle
 
 import numpy as np
 import pytest
+from helpers import sweep
 from scripted_deals import BOMB_DEAL, BOMB_POINTS, BOMB_SCRIPT
 
 from doudizhu_env import Rules, action_table, engine
@@ -74,7 +75,9 @@ def lockstep(rules: Rules, seed: int, num_games: int) -> tuple[list[Game], engin
     return games, state, steps
 
 
-@pytest.mark.parametrize("config", list(CONFIGS))
+# make test: the full game, the douzero preset with bidding, and a truncating redeal limit
+@pytest.mark.parametrize("config", sweep(["standard", "douzero_bidding", "standard_truncating", "standard_no_bidding",
+                                          "douzero"], default=3))
 def test_random_games_match_the_batched_engine_step_for_step(config):
     games, state, steps = lockstep(CONFIGS[config], seed=7, num_games=200)
     assert steps > 60 and state.done.all()
@@ -142,10 +145,12 @@ def test_new_deals_as_the_engine_resets_on_thousands_of_seeds(config):
 
 
 @pytest.mark.parametrize("config", ["standard", "standard_no_bidding"])
-def test_next_hands_deal_as_the_engine_on_many_episodes(config):
-    """Hand after hand (``next_hand`` against ``engine.reset_done``), random play drawn alike."""
+@pytest.mark.parametrize("first_seed", sweep([0, 20, 40], default=1))
+def test_next_hands_deal_as_the_engine_on_many_episodes(config, first_seed):
+    """Hand after hand (``next_hand`` against ``engine.reset_done``), random play drawn alike:
+    20 seeds of 4 hands each per case, the first 20 in ``make test``."""
     rules = CONFIGS[config]
-    for seed in range(60):
+    for seed in range(first_seed, first_seed + 20):
         game, state = Game.new(seed, rules), engine.reset(seed, 1, rules)
         ours, theirs = np.random.default_rng(seed), np.random.default_rng(seed)
         for episode in range(4):

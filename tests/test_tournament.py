@@ -100,6 +100,7 @@ def test_elo_ratings_recover_bradley_terry_strengths():
         400 / np.log(10) * (strength - strength.mean()), abs=0.5)
 
 
+@pytest.mark.slow  # 14 agent pairs of games: make test-slow
 def test_tournament_and_ratings_recover_the_order_of_known_strengths():
     """Random < rule's move 40% of the time < 80% < RuleAgent, in the table and both ratings."""
     agents = ["random", "mix0.4", "mix0.8", "rule"]
@@ -130,6 +131,7 @@ class Interrupt(Exception):
     pass
 
 
+@pytest.mark.slow  # two tournaments played in full: make test-slow
 def test_an_interrupted_tournament_continues_and_matches_an_uninterrupted_one(tmp_path):
     agents = ["random", "mix0.5", "rule"]
     whole = play_tournament(agents, 30, seed=4, agent_factory=mix_factory, chunk_size=10, bootstrap=50)
