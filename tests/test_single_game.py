@@ -76,8 +76,10 @@ def lockstep(rules: Rules, seed: int, num_games: int) -> tuple[list[Game], engin
 
 
 # make test: the full game, the douzero preset with bidding, and a truncating redeal limit
-@pytest.mark.parametrize("config", sweep(["standard", "douzero_bidding", "standard_truncating", "standard_no_bidding",
-                                          "douzero"], default=3))
+LOCKSTEP = ["standard", "douzero_bidding", "standard_truncating", "standard_no_bidding", "douzero"]
+
+
+@pytest.mark.parametrize("config", sweep(LOCKSTEP, default=3))
 def test_random_games_match_the_batched_engine_step_for_step(config):
     games, state, steps = lockstep(CONFIGS[config], seed=7, num_games=200)
     assert steps > 60 and state.done.all()
