@@ -21,12 +21,14 @@ from doudizhu_env.engine import BIDDING, IllegalActionError
 from doudizhu_env.observation import observe
 from doudizhu_env.single import Game
 
+#: the first three (the full game, the douzero preset with bidding, a truncating redeal limit) are
+#: the lockstep cases of make test, the other two make test-slow's
 CONFIGS = {
     "standard": Rules.preset("standard"),
-    "standard_no_bidding": Rules.preset("standard", bidding=False),
-    "standard_truncating": Rules.preset("standard", redeal_limit=0),  # the second all-pass truncates
-    "douzero": Rules.preset("douzero"),
     "douzero_bidding": Rules.preset("douzero", bidding=True),
+    "standard_truncating": Rules.preset("standard", redeal_limit=0),  # the second all-pass truncates
+    "standard_no_bidding": Rules.preset("standard", bidding=False),
+    "douzero": Rules.preset("douzero"),
 }
 FIELDS = [f.name for f in dataclasses.fields(engine.State) if f.name != "rules"]
 
@@ -75,11 +77,7 @@ def lockstep(rules: Rules, seed: int, num_games: int) -> tuple[list[Game], engin
     return games, state, steps
 
 
-# make test: the full game, the douzero preset with bidding, and a truncating redeal limit
-LOCKSTEP = ["standard", "douzero_bidding", "standard_truncating", "standard_no_bidding", "douzero"]
-
-
-@pytest.mark.parametrize("config", sweep(LOCKSTEP, default=3))
+@pytest.mark.parametrize("config", sweep(CONFIGS, default=3))
 def test_random_games_match_the_batched_engine_step_for_step(config):
     games, state, steps = lockstep(CONFIGS[config], seed=7, num_games=200)
     assert steps > 60 and state.done.all()
