@@ -52,6 +52,8 @@ VARIANTS: dict[str, dict] = {
     "batch_4096": {"batch_size": 4096},
     "lr_1e-4": {"learning_rate": 1e-4},
     "lr_1e-3": {"learning_rate": 1e-3},
+    "lr_decay_0.1": {"learning_rate_end_factor": 0.1},
+    "lr_decay_0.3": {"learning_rate_end_factor": 0.3},
     "doubling_eps_0.01": {"doubling_epsilon": 0.01},
     # who the model plays with
     "rule_opponents": {"opponents": ["rule"], "opponent_share": 0.5},

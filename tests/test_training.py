@@ -47,7 +47,7 @@ SMALL = small_config()
 
 LOSS_TAGS = {f"loss/{p}" for p in NETWORKS} | {"loss/all"}
 RETURN_TAGS = {f"return/{p}" for p in NETWORKS}
-PERF_TAGS = {"perf/frames_per_s", "perf/epsilon", "perf/updates"}
+PERF_TAGS = {"perf/frames_per_s", "perf/epsilon", "perf/updates", "perf/learning_rate"}
 
 
 def tiny(out_dir, **overrides) -> TrainConfig:
@@ -102,6 +102,7 @@ def test_tiny_run_logs_the_expected_scalars(tiny_run):
         assert 0.0 <= figures["wp"] <= 1.0
         assert logged[f"eval/{key}/wp"][-1][1] == pytest.approx(figures["wp"])
     assert logged["perf/epsilon"][0][1] == pytest.approx(cfg.epsilon, rel=1e-3)
+    assert all(v == pytest.approx(cfg.learning_rate) for _, v in logged["perf/learning_rate"])  # factor 1
     assert os.path.isfile(os.path.join(run_dir, "eval.json"))
 
 
@@ -189,6 +190,25 @@ def test_inline_runs_are_deterministic(tmp_path):
     train(cfg_c)
     c = read_checkpoint(str(tmp_path / "c" / cfg_c.run_name / "checkpoint.pt"))
     assert not same_state(a["model"], c["model"])
+
+
+def test_learning_rate_falls_linearly_over_the_frame_budget(tmp_path):
+    """lr x (1 - (1 - end_factor) x frames made / total_frames), set before every update."""
+    cfg = tiny(tmp_path, learning_rate_end_factor=0.1, total_frames=4000, max_minutes=0)
+    train(cfg)
+    run_dir = str(tmp_path / cfg.run_name)
+
+    def expected(frames: int) -> float:
+        return cfg.learning_rate * (1 - 0.9 * min(1.0, frames / cfg.total_frames))
+
+    logged = scalars(run_dir)["perf/learning_rate"]
+    assert len(logged) > 3
+    for frames, lr in logged:  # the lr of the last update, made at most a chunk of frames before the log
+        assert expected(frames) - 1e-9 <= lr <= expected(frames - 2 * cfg.chunk_size) + 1e-9, (frames, lr)
+    assert [lr for _, lr in logged] == sorted((lr for _, lr in logged), reverse=True)
+    data = read_checkpoint(os.path.join(run_dir, "checkpoint.pt"))
+    final = data["optimizer"]["param_groups"][0]["lr"]
+    assert cfg.learning_rate * 0.1 <= final <= expected(cfg.total_frames - 2 * cfg.chunk_size)
 
 
 def test_actor_process_run_trains_end_to_end(tmp_path):

@@ -103,7 +103,12 @@ class TrainConfig:
     batch_size: int = 1024
     """Samples per learner update."""
     learning_rate: float = 3e-4
-    """Adam step size."""
+    """Adam step size (at the start of the run)."""
+    learning_rate_end_factor: float = 1.0
+    """The step size falls linearly from ``learning_rate`` to ``learning_rate`` x this factor over
+    the run's budget: the share of ``total_frames`` made or of ``max_minutes`` gone since this run
+    started, whichever is larger (a ``--resume`` or ``init_weights`` run decays over its own new
+    budget). 1 = constant; below 1 needs ``total_frames`` or ``max_minutes``."""
     max_grad_norm: float = 10.0
     """Gradient clipping."""
     queue_size: int = 8
@@ -185,6 +190,12 @@ class TrainConfig:
         for name in ("learning_rate", "max_grad_norm"):
             if getattr(self, name) <= 0:
                 raise ConfigError(f"{name} must be > 0, got {getattr(self, name)}")
+        if not 0.0 <= self.learning_rate_end_factor <= 1.0:
+            raise ConfigError(f"learning_rate_end_factor must be in [0, 1] (1: a constant learning rate), "
+                              f"got {self.learning_rate_end_factor}")
+        if self.learning_rate_end_factor < 1.0 and not (self.total_frames or self.max_minutes):
+            raise ConfigError(f"learning_rate_end_factor is {self.learning_rate_end_factor} but the run has no "
+                              "budget to decay over; expected total_frames or max_minutes above 0")
         if self.seed >= 2**63:
             raise ConfigError(f"seed must be < 2**63 (torch takes 64-bit seeds), got {short(self.seed)}")
         for name, zero in _ZERO_MEANS.items():

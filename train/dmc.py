@@ -132,6 +132,23 @@ class Run:
         out_of_time = cfg.max_minutes and self.elapsed_minutes() >= cfg.max_minutes
         return bool(out_of_frames or out_of_time)
 
+    def budget_share(self) -> float:
+        """Share of this run's budget spent: of ``total_frames`` (the frames made since this run
+        started, of those it set out to make) or of ``max_minutes``, the larger; 0 with neither."""
+        cfg, shares = self.cfg, [0.0]
+        if cfg.total_frames:
+            shares.append((self.frames - self.resumed_from) / max(cfg.total_frames - self.resumed_from, 1))
+        if cfg.max_minutes:
+            shares.append(self.elapsed_minutes() / cfg.max_minutes)
+        return min(max(shares), 1.0)
+
+    def learning_rate(self) -> float:
+        """``learning_rate`` falling linearly to ``learning_rate x learning_rate_end_factor`` over the budget."""
+        cfg = self.cfg
+        if cfg.learning_rate_end_factor == 1.0:
+            return cfg.learning_rate
+        return cfg.learning_rate * (1.0 - (1.0 - cfg.learning_rate_end_factor) * self.budget_share())
+
     def epsilon(self) -> float:
         cfg = self.cfg
         return epsilon_at(self.frames, cfg.epsilon, cfg.epsilon_final, cfg.epsilon_decay_frames)
@@ -143,6 +160,7 @@ class Run:
     def train_on_buffer(self) -> None:
         """Learner updates while the buffer holds a full batch."""
         while (batch := self.buffer.take(self.cfg.batch_size)) is not None:
+            self.learner.learning_rate = self.learning_rate()
             for key, value in self.learner.update(batch).items():
                 self.stats.setdefault(key, []).append(value)
             self.updates = self.learner.updates
@@ -162,6 +180,7 @@ class Run:
         share = self.trained_share()
         self.writer.add_scalar("perf/frames_per_s", fps, step)
         self.writer.add_scalar("perf/epsilon", self.epsilon(), step)
+        self.writer.add_scalar("perf/learning_rate", self.learner.learning_rate, step)
         self.writer.add_scalar("perf/updates", self.updates, step)
         self.writer.add_scalar("perf/trained_share", share, step)
         self.writer.flush()

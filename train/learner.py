@@ -20,6 +20,15 @@ class Learner:
         self.max_grad_norm = max_grad_norm
         self.updates = 0
 
+    @property
+    def learning_rate(self) -> float:
+        return self.optimizer.param_groups[0]["lr"]
+
+    @learning_rate.setter
+    def learning_rate(self, value: float) -> None:
+        for group in self.optimizer.param_groups:
+            group["lr"] = value
+
     def update(self, batch: dict[str, np.ndarray]) -> dict[str, float]:
         """One gradient step on ``batch``; returns the loss and mean target overall and per network."""
         obs = torch.from_numpy(unpack_obs(batch["obs"])).to(self.device)
