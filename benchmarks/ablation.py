@@ -51,6 +51,7 @@ VARIANTS: dict[str, dict] = {
     "batch_256": {"batch_size": 256},
     "batch_4096": {"batch_size": 4096},
     "lr_1e-4": {"learning_rate": 1e-4},
+    "lr_6e-4": {"learning_rate": 6e-4},
     "lr_1e-3": {"learning_rate": 1e-3},
     "lr_decay_0.1": {"learning_rate_end_factor": 0.1},
     "lr_decay_0.3": {"learning_rate_end_factor": 0.3},
