@@ -175,6 +175,7 @@ _NEW_VALUES = {
     "objective": ("wp", "wp"),
     "keep_checkpoints": ("true", True),
     "fixed_landlord_share": ("0.25", 0.25),
+    "learning_rate_end_factor": ("0.25", 0.25),
     "device": ("cpu", "cpu"),
     "history": ("mlp", "mlp"),
     "eval_opponents": ("[rule, random]", ["rule", "random"]),

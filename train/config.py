@@ -194,8 +194,8 @@ class TrainConfig:
             raise ConfigError(f"learning_rate_end_factor must be in [0, 1] (1: a constant learning rate), "
                               f"got {self.learning_rate_end_factor}")
         if self.learning_rate_end_factor < 1.0 and not (self.total_frames or self.max_minutes):
-            raise ConfigError(f"learning_rate_end_factor is {self.learning_rate_end_factor} but the run has no "
-                              "budget to decay over; expected total_frames or max_minutes above 0")
+            raise ConfigError(f"learning_rate_end_factor is {self.learning_rate_end_factor} but the run has "
+                              "no budget to decay over; expected total_frames or max_minutes above 0")
         if self.seed >= 2**63:
             raise ConfigError(f"seed must be < 2**63 (torch takes 64-bit seeds), got {short(self.seed)}")
         for name, zero in _ZERO_MEANS.items():

@@ -143,7 +143,8 @@ class Run:
         return min(max(shares), 1.0)
 
     def learning_rate(self) -> float:
-        """``learning_rate`` falling linearly to ``learning_rate x learning_rate_end_factor`` over the budget."""
+        """``learning_rate`` falling linearly to ``learning_rate x learning_rate_end_factor`` over the
+        budget (:meth:`budget_share`)."""
         cfg = self.cfg
         if cfg.learning_rate_end_factor == 1.0:
             return cfg.learning_rate
