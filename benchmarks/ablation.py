@@ -40,6 +40,7 @@ DEFAULT_CONFIG = os.path.join(ROOT, "configs", "default.yaml")
 #: Variant name -> overrides of the default config.
 VARIANTS: dict[str, dict] = {
     "default": {},
+    "seed_1": {"seed": 1},  # the default config again, another training seed: how far seeds alone move a row
     # the network
     "lstm": {"model.history": "lstm"},
     "wide": {"model.hidden": 512, "model.head_hidden": 256},

@@ -35,6 +35,21 @@ def test_ablation_by_frames_runs_end_to_end(tmp_path, capsys):
     assert "| rule_opponents | " in table and "landlord_down" in table
 
 
+def test_every_ablation_variant_is_a_valid_config():
+    """Each variant's overrides load on top of the default config and take effect (a misspelt key or a
+    value out of range fails here, not after an hour of the variants before it)."""
+    from benchmarks.ablation import DEFAULT_CONFIG, VARIANTS
+    from train.config import load_config
+
+    for name, overrides in VARIANTS.items():
+        cfg = load_config(DEFAULT_CONFIG, {"total_frames": 1000, "max_minutes": 0, **overrides})
+        for key, value in overrides.items():
+            got = cfg
+            for part in key.split("."):
+                got = getattr(got, part)
+            assert got == value, (name, key)
+
+
 def _checkpoint(tmp_path) -> str:
     path = str(tmp_path / "small.pt")
     save_checkpoint(path, small_model(seed=3), frames=0, updates=0)
