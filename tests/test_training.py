@@ -114,10 +114,13 @@ def test_resume_continues_from_the_saved_frame_count(tiny_run, tmp_path):
     saved = read_checkpoint(os.path.join(run_dir, "checkpoint.pt"))
     before = set(glob.glob(str(tmp_path / cfg.run_name / "events.*")))
 
-    more = tiny(tmp_path, total_frames=saved["frames"] + 1500)
+    more = tiny(tmp_path, total_frames=saved["frames"] + 1500, learning_rate=1e-4)
     train(more, resume=True)
     data = read_checkpoint(str(tmp_path / cfg.run_name / "checkpoint.pt"))
     assert more.total_frames <= data["frames"] < more.total_frames + 2 * cfg.chunk_size
+    # the configured rate, not the one the resumed optimizer state was saved with
+    assert saved["optimizer"]["param_groups"][0]["lr"] == pytest.approx(cfg.learning_rate)
+    assert data["optimizer"]["param_groups"][0]["lr"] == pytest.approx(1e-4)
     assert data["updates"] > saved["updates"]
 
     new_files = set(glob.glob(str(tmp_path / cfg.run_name / "events.*"))) - before
