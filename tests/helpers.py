@@ -95,6 +95,13 @@ def scalars(run_dir, files=None) -> dict[str, list[tuple[int, float]]]:
     return out
 
 
+def get_dotted(cfg, dotted: str):
+    """The config field named by a dotted key such as ``model.hidden``."""
+    for part in dotted.split("."):
+        cfg = getattr(cfg, part)
+    return cfg
+
+
 def small_config():
     """The small Q-network sizes of the training tests (a :class:`agents.dmc.ModelConfig`; torch needed)."""
     from agents.dmc import ModelConfig

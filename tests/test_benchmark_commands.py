@@ -10,7 +10,7 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("yaml")
 
-from helpers import STANDARD, small_model  # noqa: E402
+from helpers import STANDARD, get_dotted, small_model  # noqa: E402
 
 from agents.checkpoint import save_checkpoint  # noqa: E402
 from agents.dmc import DMCAgent  # noqa: E402
@@ -44,10 +44,7 @@ def test_every_ablation_variant_is_a_valid_config():
     for name, overrides in VARIANTS.items():
         cfg = load_config(DEFAULT_CONFIG, {"total_frames": 1000, "max_minutes": 0, **overrides})
         for key, value in overrides.items():
-            got = cfg
-            for part in key.split("."):
-                got = getattr(got, part)
-            assert got == value, (name, key)
+            assert get_dotted(cfg, key) == value, (name, key)
 
 
 def _checkpoint(tmp_path) -> str:

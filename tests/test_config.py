@@ -10,7 +10,7 @@ import pytest
 yaml = pytest.importorskip("yaml")
 pytest.importorskip("torch")
 
-from helpers import ROOT  # noqa: E402
+from helpers import ROOT, get_dotted  # noqa: E402
 
 from agents.dmc import ModelConfig  # noqa: E402
 from train.config import ConfigError, TrainConfig, _flat_fields, load_config  # noqa: E402
@@ -28,12 +28,6 @@ def write(tmp_path: Path, text: str) -> str:
     path = tmp_path / "cfg.yaml"
     path.write_text(text)
     return str(path)
-
-
-def get_dotted(cfg, dotted: str):
-    for part in dotted.split("."):
-        cfg = getattr(cfg, part)
-    return cfg
 
 
 # -- files -------------------------------------------------------------------

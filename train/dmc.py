@@ -145,9 +145,7 @@ class Run:
     def learning_rate(self) -> float:
         """``learning_rate`` falling linearly to ``learning_rate x learning_rate_end_factor`` over the
         budget (:meth:`budget_share`)."""
-        cfg = self.cfg
-        if cfg.learning_rate_end_factor == 1.0:
-            return cfg.learning_rate
+        cfg = self.cfg  # a factor of 1 gives learning_rate exactly
         return cfg.learning_rate * (1.0 - (1.0 - cfg.learning_rate_end_factor) * self.budget_share())
 
     def epsilon(self) -> float:
