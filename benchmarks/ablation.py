@@ -60,6 +60,10 @@ VARIANTS: dict[str, dict] = {
     # who the model plays with
     "rule_opponents": {"opponents": ["rule"], "opponent_share": 0.5},
     "lstm_rule_opponents": {"model.history": "lstm", "opponents": ["rule"], "opponent_share": 0.5},
+    # RuleAgent in half the games as in the default, the model's own past (a frozen copy every
+    # 1 M frames, the last 8 kept) in a quarter, self-play in the last quarter
+    "past_opponents": {"opponents": ["rule", "rule", "past"], "opponent_share": 0.75},
+    "past_opponents_seed_1": {"opponents": ["rule", "rule", "past"], "opponent_share": 0.75, "seed": 1},
     "warm_start": {"warm_start_frames": 1_000_000},
     "warm_rule_opponents": {"warm_start_frames": 1_000_000, "opponents": ["rule"], "opponent_share": 0.5},
     # the earlier ablation (objective, fixed-landlord games)

@@ -23,7 +23,7 @@ from agents.checkpoint import read_checkpoint  # noqa: E402
 from agents.rule import RuleAgent  # noqa: E402
 from doudizhu_env import engine  # noqa: E402
 from doudizhu_env.observation import observe  # noqa: E402
-from train.actor import Actor, explore  # noqa: E402
+from train.actor import Actor, PastSelves, explore  # noqa: E402
 from train.buffer import pack_obs  # noqa: E402
 from train.config import ConfigError, load_config  # noqa: E402
 from train.dmc import train  # noqa: E402
@@ -138,6 +138,64 @@ def test_self_play_is_unchanged_without_opponents():
         np.testing.assert_array_equal(a[key], b[key])
 
 
+# -- the model's own past as an opponent (``past``) ---------------------------------------------
+
+
+def _q(agent, state) -> np.ndarray:
+    """The agent's Q-values of every legal action of ``state``."""
+    from doudizhu_env.legal import bits_to_ids
+
+    return agent.action_values(state, *bits_to_ids(engine.legal_bits(state)))
+
+
+def test_past_selves_keeps_frozen_copies_of_the_newest_snapshots():
+    model = small_model()
+    past = PastSelves(model, every=100, size=3)
+    state = engine.reset(np.random.default_rng(0), 8, STANDARD)
+    start = _q(past.players[0], state)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.add_(0.5)  # the learner moves the model: the copy taken at the start stays as it was
+    np.testing.assert_array_equal(_q(past.players[0], state), start)
+    assert past.taken_at == [0]
+    for frames in (99, 100, 150, 230, 250, 420):
+        past.update(model, frames)
+    assert past.taken_at == [100, 230, 420]  # a copy once every 100 frames have passed; the newest 3 kept
+    assert not np.array_equal(_q(past.players[0], state), start)
+    assert all(not p.requires_grad for player in past.players for p in player.model.parameters())
+
+
+def test_past_opponent_plays_one_copy_for_the_whole_hand():
+    model = small_model()
+    actor = Actor(model, 24, "logadp", np.random.default_rng(6), fixed_landlord_share=0.5,
+                  opponents=[PastSelves(model, every=40, size=4)], opponent_share=1.0)
+    past, drawn = actor.opponents[0], set()
+    with torch.no_grad():
+        for step in range(400):
+            if step == 150:  # the pool has turned over; from now on it stays as it is
+                assert len(past.taken_at) == 4 and past.taken_at[0] > 0
+                past.every = 10**9
+            before = [t.player_of.copy() for t in actor.tables]
+            actor.step(0.0)
+            for table, was in zip(actor.tables, before, strict=True):
+                changed = np.array([a is not b for a, b in zip(was, table.player_of, strict=True)])
+                assert not (changed & ~table.state.ended).any()  # a new copy only for a new hand
+                drawn |= {id(p) for p in table.player_of}
+    assert {id(p) for p in past.players} <= drawn  # every copy of the pool has played
+
+
+def test_past_opponents_train_deterministically(tmp_path):
+    runs = []
+    for name in ("a", "b"):
+        train(_cfg(tmp_path, name, opponents=["rule", "past"], opponent_share=0.75, warm_start_frames=0,
+                   past_every_frames=500, past_pool_size=2))
+        runs.append(read_checkpoint(str(tmp_path / name / "checkpoint.pt")))
+    a, b = runs
+    assert a["frames"] == b["frames"] >= 3000
+    for key, value in a["model"].items():
+        torch.testing.assert_close(value, b["model"][key], rtol=0, atol=0)
+
+
 def _cfg(tmp_path, name, **over):
     return load_config(TINY, {"out_dir": str(tmp_path), "run_name": name, "total_frames": 3000,
                               "eval_deals": 0, "opponents": ["rule"], "opponent_share": 0.5,
@@ -161,6 +219,8 @@ def test_warm_start_and_opponents_train_deterministically(tmp_path):
     ({"opponents": [], "opponent_share": 0.5}, "opponent_share is 0.5 but opponents is empty"),
     ({"opponent_share": 1.5}, r"opponent_share must be in \[0, 1\]"),
     ({"warm_start_frames": -1}, "warm_start_frames must be >= 0"),
+    ({"past_every_frames": 0}, "past_every_frames must be >= 1"),
+    ({"past_pool_size": 0}, "past_pool_size must be >= 1"),
 ])
 def test_bad_population_settings(tmp_path, over, message):
     with pytest.raises(ConfigError, match=message):

@@ -13,7 +13,10 @@ Two options bring other players into the actor's games:
   anew for every hand) and an opponent agent, drawn from ``opponents``, plays
   the others. Only the model's decisions become samples, so it learns Q
   against the players it meets (a best response to them), not only against
-  itself.
+  itself. The spec ``past`` names the model's own past (:class:`PastSelves`):
+  frozen copies of it taken every ``past_every_frames`` of the actor's frames,
+  the newest ``past_pool_size`` kept, one drawn for each hand, as the past
+  players of fictitious self-play and of a league.
 - **Warm start** (``warm_start_frames``, ``warm_start_agent``): while the run
   is younger than that many frames, the warm-start agent (RuleAgent by
   default) plays every seat of every game, epsilon-greedily with the same
@@ -28,6 +31,7 @@ of the environment, as a Gymnasium opponent's are.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import queue as queue_lib
 
@@ -61,24 +65,68 @@ def explore(actions: np.ndarray, state: engine.State, pos: np.ndarray, eps: np.n
     return out
 
 
+#: The opponent spec that names the model's own past (:class:`PastSelves`), not an agent of the registry.
+PAST = "past"
+
+
+class PastSelves:
+    """The model's own past as an opponent: frozen copies of it, the first taken at the start and one
+    more every ``every`` frames of the actor, the newest ``size`` kept.
+
+    Each hand against it draws one copy uniformly (:meth:`draw`), which plays greedily for the
+    whole hand, as the past players of fictitious self-play and of a league do. The copies live in
+    the actor, so a resumed run starts the pool anew from the weights it resumes.
+    """
+
+    def __init__(self, model: DMCModel, every: int, size: int):
+        if every < 1 or size < 1:
+            raise ValueError(f"every and size must be >= 1, got {every} and {size}")
+        self.every, self.size = every, size
+        self.players: list[DMCAgent] = []
+        self.taken_at: list[int] = []
+        self.take(model, 0)
+
+    def take(self, model: DMCModel, frames: int) -> None:
+        """Add a frozen copy of ``model`` (made after ``frames`` frames), dropping the oldest beyond ``size``."""
+        frozen = copy.deepcopy(model)
+        for p in getattr(frozen, "parameters", list)():
+            p.requires_grad_(False)
+        self.players = [*self.players, DMCAgent(frozen)][-self.size:]
+        self.taken_at = [*self.taken_at, frames][-self.size:]
+
+    def update(self, model: DMCModel, frames: int) -> None:
+        """Take a copy of ``model`` if ``every`` frames have passed since the last one."""
+        if frames >= self.taken_at[-1] + self.every:
+            self.take(model, frames)
+
+    def draw(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        """``n`` copies drawn uniformly (an object array of agents), one for each hand."""
+        out = np.empty(n, object)
+        out[:] = [self.players[i] for i in rng.integers(0, len(self.players), n)]
+        return out
+
+
 class _Batch:
     """One batch of games under one rule set, who plays which seat, and the decisions of its hands
     in progress.
 
     ``seat_of[g, k]`` is 0 where the model plays seat ``k`` of game ``g``, and ``1 + i`` where
-    opponent ``i`` does. The first ``opponent_share`` of the games have opponents.
+    opponent ``i`` does; ``player_of[g]`` is the agent that plays the opponent seats of game ``g``
+    this hand (one of :class:`PastSelves`'s copies where opponent ``i`` is one). The first
+    ``opponent_share`` of the games have opponents.
     """
 
     def __init__(self, rules, num_games: int, objective: str, rng: np.random.Generator,
-                 num_opponents: int = 0, opponent_share: float = 0.0):
+                 opponents=(), opponent_share: float = 0.0):
         self.state = engine.reset(rng, num_games, rules)
         self.recorder = EpisodeRecorder(num_games, objective)
         self.games = np.arange(num_games)
         self.rng = rng
-        self.num_opponents = num_opponents
-        mixed = int(round(num_games * opponent_share)) if num_opponents else 0
+        self.opponents = list(opponents)
+        mixed = int(round(num_games * opponent_share)) if self.opponents else 0
         self.mixed = self.games < mixed
         self.seat_of = np.zeros((num_games, 3), np.int64)
+        self.player_of = np.full(num_games, None, object)
         self._draw_seats(self.games[self.mixed])
 
     def _draw_seats(self, games: np.ndarray) -> None:
@@ -87,10 +135,16 @@ class _Batch:
             return
         mine = self.rng.integers(1, 3, len(games))
         rank = self.rng.random((len(games), 3)).argsort(1).argsort(1)
-        opponent = 1 + self.rng.integers(0, self.num_opponents, len(games))
-        self.seat_of[games] = np.where(rank < mine[:, None], 0, opponent[:, None])
+        opponent = self.rng.integers(0, len(self.opponents), len(games))
+        self.seat_of[games] = np.where(rank < mine[:, None], 0, 1 + opponent[:, None])
+        for i, player in enumerate(self.opponents):
+            drawn = games[opponent == i]
+            if isinstance(player, PastSelves):
+                self.player_of[drawn] = player.draw(self.rng, len(drawn))
+            else:
+                self.player_of[drawn] = player
 
-    def step(self, agent: DMCAgent, opponents=(), teacher=None) -> tuple[list[dict[str, np.ndarray]], int]:
+    def step(self, agent: DMCAgent, teacher=None) -> tuple[list[dict[str, np.ndarray]], int]:
         """One decision in every game: the samples of the hands that ended or were redealt, and the
         number of decisions recorded. With a ``teacher`` it plays (and records) every seat."""
         s = self.state
@@ -103,10 +157,9 @@ class _Batch:
             actions = explore(taught, s, pos, agent.epsilons(pos), agent.rng)
         elif len(mine):
             actions[mine], obs, pos = agent.decide(engine.take(s, mine) if len(mine) < len(self.games) else s)
-        for i, opponent in enumerate(opponents):
-            theirs = np.flatnonzero(player == i + 1)
-            if len(theirs):
-                actions[theirs] = opponent.act(seat_view(s, theirs))
+        others = np.flatnonzero(player > 0)
+        for opponent, theirs in _grouped(self.player_of[others], others):
+            actions[theirs] = opponent.act(seat_view(s, theirs))
         before = s.redeals
         if len(mine):
             self.recorder.record(mine, s.to_act[mine], pos, actions[mine], obs)
@@ -127,13 +180,21 @@ class _Batch:
         return out
 
 
+def _grouped(players: np.ndarray, games: np.ndarray) -> list[tuple[object, np.ndarray]]:
+    """``(player, its games)`` for each distinct player (by identity) of ``players``, in order of first appearance."""
+    groups: dict[int, tuple[object, list[int]]] = {}
+    for player, game in zip(players, games, strict=True):
+        groups.setdefault(id(player), (player, []))[1].append(game)
+    return [(player, np.array(mine, np.int64)) for player, mine in groups.values()]
+
+
 class Actor:
     """Steps ``num_games`` games and yields Monte-Carlo samples of the model's decisions.
 
     ``fixed_landlord_share`` of the games are dealt by the same rules without
     bidding (the landlord drawn at random), the others play the full game;
-    both kinds are chosen for by the same model. ``opponents`` (agents) play
-    the other seats of ``opponent_share`` of the games, and ``teacher`` (an
+    both kinds are chosen for by the same model. ``opponents`` (agents, or a
+    :class:`PastSelves`) play the other seats of ``opponent_share`` of the games, and ``teacher`` (an
     agent) plays every seat while :meth:`step` is asked to warm up (see the
     module docstring).
     """
@@ -150,7 +211,7 @@ class Actor:
         rules = model.rules
         fixed = int(round(num_games * fixed_landlord_share)) if rules.bidding else 0
         sizes = [(rules, num_games - fixed), (dataclasses.replace(rules, bidding=False), fixed)]
-        self.tables = [_Batch(r, n, objective, rng, len(self.opponents), opponent_share)
+        self.tables = [_Batch(r, n, objective, rng, self.opponents, opponent_share)
                        for r, n in sizes if n > 0]
         self.frames = 0
         self.hands = 0
@@ -163,6 +224,8 @@ class Actor:
         from agents.registry import make_agent
 
         def build(spec):
+            if spec == PAST:
+                return PastSelves(model, cfg.past_every_frames, cfg.past_pool_size)
             return make_agent(spec, rules=model.rules, seed=rng.integers(2**63))
 
         opponents = [build(spec) for spec in cfg.opponents] if cfg.opponent_share else []
@@ -179,10 +242,13 @@ class Actor:
         teacher = self.teacher if warm else None
         out = []
         for table in self.tables:
-            samples, made = table.step(self.agent, self.opponents, teacher)
+            samples, made = table.step(self.agent, teacher)
             out += samples
             self.frames += made
             self.hands += int(table.state.ended.sum())
+        for opponent in self.opponents:
+            if isinstance(opponent, PastSelves):
+                opponent.update(self.agent.model, self.frames)
         return out
 
     def collect(self, num_samples: int, epsilon: float, warm: bool = False,

@@ -84,10 +84,18 @@ class TrainConfig:
     opponents: list[str] = field(default_factory=list)
     """Agent specs (as in the arena: ``rule``, ``rlcard``, ``pretrained``, ``dmc:PATH``...) that play
     against the model in ``opponent_share`` of each actor's games: the model plays one or two
-    seats there (equally often, drawn anew each hand), one of these agents the others. Only the
-    model's decisions are trained on."""
+    seats there (equally often, drawn anew each hand), one of these agents, drawn uniformly (a
+    spec listed twice is drawn twice as often), the others. ``past`` is the model's own past:
+    frozen copies of it (see ``past_every_frames``), one drawn for each hand. Only the model's
+    decisions are trained on."""
     opponent_share: float = 0.0
     """Share of each actor's games played against ``opponents`` (0: pure self-play)."""
+    past_every_frames: int = 1_000_000
+    """With ``past`` among ``opponents``: an actor's frames between two frozen copies of its model
+    (the first is taken at the start: the initial or ``init_weights`` model)."""
+    past_pool_size: int = 8
+    """With ``past`` among ``opponents``: the most copies an actor keeps (the newest; each hand
+    against ``past`` draws one of them uniformly)."""
     warm_start_frames: int = 0
     """For the run's first this many frames, ``warm_start_agent`` plays every seat of the actors'
     games (epsilon-greedily, with the model's exploration) and the model learns the Q-values of
@@ -173,7 +181,7 @@ class TrainConfig:
         if self.rules not in ("standard", "douzero"):
             raise ConfigError(f"rules must be 'standard' or 'douzero', got {short(self.rules)}")
         for name in ("games_per_actor", "batch_size", "queue_size", "chunk_size", "buffer_size", "threads",
-                     "ray_chunks_in_flight", "ray_broadcast_updates"):
+                     "ray_chunks_in_flight", "ray_broadcast_updates", "past_every_frames", "past_pool_size"):
             if getattr(self, name) < 1:
                 raise ConfigError(f"{name} must be >= 1, got {getattr(self, name)}")
         for name in ("fixed_landlord_share", "opponent_share"):

@@ -50,7 +50,7 @@ from doudizhu_env.checks import is_int, short
 from doudizhu_env.files import output_problem
 from doudizhu_env.rules import Rules
 
-from .actor import Actor, actor_process, epsilon_at
+from .actor import PAST, Actor, actor_process, epsilon_at
 from .buffer import SampleBuffer
 from .config import ConfigError, TrainConfig, load_config, one_line, override_parser, resolve_device
 from .learner import Learner
@@ -345,7 +345,7 @@ def check_opponents(cfg: TrainConfig) -> None:
 
     rules = Rules.preset(cfg.rules)
     named = {"eval_opponents": cfg.eval_opponents if cfg.eval_deals else [],
-             "opponents": cfg.opponents if cfg.opponent_share else [],
+             "opponents": [s for s in cfg.opponents if s != PAST] if cfg.opponent_share else [],
              "warm_start_agent": [cfg.warm_start_agent] if cfg.warm_start_frames else []}
     for key, specs in named.items():
         try:
