@@ -87,7 +87,7 @@ class PastSelves:
         self.take(model, 0)
 
     def take(self, model: DMCModel, frames: int) -> None:
-        """Add a frozen copy of ``model`` (made after ``frames`` frames), dropping the oldest beyond ``size``."""
+        """Add a frozen copy of ``model`` (made after ``frames`` frames); drop the oldest beyond ``size``."""
         frozen = copy.deepcopy(model)
         for p in getattr(frozen, "parameters", list)():
             p.requires_grad_(False)
@@ -181,7 +181,7 @@ class _Batch:
 
 
 def _grouped(players: np.ndarray, games: np.ndarray) -> list[tuple[object, np.ndarray]]:
-    """``(player, its games)`` for each distinct player (by identity) of ``players``, in order of first appearance."""
+    """``(player, its games)`` for each distinct player (by identity) of ``players``, first seen first."""
     groups: dict[int, tuple[object, list[int]]] = {}
     for player, game in zip(players, games, strict=True):
         groups.setdefault(id(player), (player, []))[1].append(game)
