@@ -50,6 +50,7 @@ VARIANTS: dict[str, dict] = {
                       "model.head_layers": 6},
     # the learner
     "batch_256": {"batch_size": 256},
+    "batch_256_seed_1": {"batch_size": 256, "seed": 1},
     "batch_4096": {"batch_size": 4096},
     "lr_1e-4": {"learning_rate": 1e-4},
     "lr_6e-4": {"learning_rate": 6e-4},
