@@ -65,6 +65,9 @@ VARIANTS: dict[str, dict] = {
     # 1 M frames, the last 8 kept) in a quarter, self-play in the last quarter
     "past_opponents": {"opponents": ["rule", "rule", "past"], "opponent_share": 0.75},
     "past_opponents_seed_1": {"opponents": ["rule", "rule", "past"], "opponent_share": 0.75, "seed": 1},
+    # four fifths of the games against RuleAgent (the default: half), as in the shipped agent's stage 7
+    "rule_share_0.8": {"opponent_share": 0.8},
+    "rule_share_0.8_seed_1": {"opponent_share": 0.8, "seed": 1},
     "warm_start": {"warm_start_frames": 1_000_000},
     "warm_rule_opponents": {"warm_start_frames": 1_000_000, "opponents": ["rule"], "opponent_share": 0.5},
     # the earlier ablation (objective, fixed-landlord games)
@@ -80,9 +83,10 @@ DEFAULT_VARIANTS = ("default", "lstm", "wide", "narrow", "deep_head", "douzero_s
 
 
 def run_variant(name: str, overrides: dict, minutes: float, deals: int, out_dir: str, seed: int,
-                frames: int = 0, actors: int = 0) -> dict:
+                frames: int = 0, actors: int = 0, eval_workers: int = 1) -> dict:
     """Train one variant for ``minutes`` (or ``frames``, when given) with ``actors`` actor processes
-    and evaluate it against RuleAgent on ``deals`` deals per mode."""
+    and evaluate it against RuleAgent on ``deals`` deals per mode (in ``eval_workers`` processes:
+    the same figures with any number)."""
     cfg = load_config(DEFAULT_CONFIG, {
         "run_name": f"ablation-{name}", "out_dir": out_dir, "seed": seed, "num_actors": actors,
         "total_frames": frames, "max_minutes": 0 if frames else minutes, "eval_deals": 0,
@@ -93,7 +97,8 @@ def run_variant(name: str, overrides: dict, minutes: float, deals: int, out_dir:
     minutes = (time.monotonic() - start) / 60
     path = os.path.join(out_dir, cfg.run_name, "checkpoint.pt")
     model = load_model(path)
-    report = evaluate_against(DMCAgent(model), model.rules, ["rule"], deals, seed=seed + 1000)
+    agent = DMCAgent(model) if eval_workers <= 1 else f"dmc:{path}"
+    report = evaluate_against(agent, model.rules, ["rule"], deals, seed=seed + 1000, workers=eval_workers)
     row = {"variant": name, "overrides": overrides, "frames": read_checkpoint(path)["frames"],
            "minutes": minutes}
     for key, figures in report.items():
@@ -130,6 +135,8 @@ def main(argv=None) -> list[dict]:
     parser.add_argument("--actors", type=int, default=0,
                         help="actor processes (default 0: one process, deterministic; 2 is the default "
                              "config's, for budgets in minutes as a user's run gets them)")
+    parser.add_argument("--eval-workers", type=int, default=1,
+                        help="processes for the evaluation (the figures do not depend on it)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out-dir", default="runs", help="where the variants' runs go")
     parser.add_argument("--json", help="write the rows as JSON")
@@ -138,7 +145,7 @@ def main(argv=None) -> list[dict]:
     for name in args.variants:
         print(f"== variant {name}: {VARIANTS[name] or 'the default config'}", flush=True)
         rows.append(run_variant(name, VARIANTS[name], args.minutes, args.deals, args.out_dir, args.seed,
-                                args.frames, args.actors))
+                                args.frames, args.actors, args.eval_workers))
         print(format_rows(rows), flush=True)
         if args.json:
             with open(args.json, "w") as f:

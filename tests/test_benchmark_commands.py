@@ -35,6 +35,18 @@ def test_ablation_by_frames_runs_end_to_end(tmp_path, capsys):
     assert "| rule_opponents | " in table and "landlord_down" in table
 
 
+@pytest.mark.slow
+def test_ablation_evaluation_in_worker_processes_gives_the_same_row(tmp_path):
+    """--eval-workers only spreads the evaluation: a deterministic run (num_actors 0) gets the same row."""
+    from benchmarks.ablation import main
+
+    args = ["--variants", "default", "--frames", "1500", "--deals", "6", "--out-dir", str(tmp_path)]
+    one, = main(args)
+    two, = main(args + ["--eval-workers", "2"])
+    for key in ("rule/fixed_landlord", "rule/bidding"):
+        assert one[key] == two[key]
+
+
 def test_every_ablation_variant_is_a_valid_config():
     """Each variant's overrides load on top of the default config and take effect (a misspelt key or a
     value out of range fails here, not after an hour of the variants before it)."""
