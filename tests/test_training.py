@@ -223,6 +223,55 @@ def test_actor_process_run_trains_end_to_end(tmp_path):
     assert "loss/all" in logged and all(np.isfinite(v) for _, v in logged["loss/all"])
 
 
+def _spawned_children(pid: int) -> list[int]:
+    """The multiprocessing children of process ``pid`` (Linux /proc)."""
+    with open(f"/proc/{pid}/task/{pid}/children") as f:
+        kids = [int(k) for k in f.read().split()]
+    out = []
+    for kid in kids:
+        try:
+            with open(f"/proc/{kid}/cmdline", "rb") as f:
+                if b"spawn_main" in f.read():
+                    out.append(kid)
+        except FileNotFoundError:
+            pass
+    return out
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(")")[-1].split()[0] != "Z"  # a zombie has exited
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.integration
+@pytest.mark.skipif(not os.path.exists("/proc/self/task"), reason="needs Linux /proc to find the actors")
+def test_actor_processes_exit_when_the_learner_is_killed(tmp_path):
+    """A learner killed outright (SIGKILL: no cleanup, no stop event) must not leave its actors running."""
+    cmd = [sys.executable, "-m", "train.dmc", "--config", "configs/tiny.yaml", "--out-dir", str(tmp_path),
+           "--run-name", "killed", "--num-actors", "2", "--max-minutes", "5", "--log-seconds", "0.5",
+           "--eval-minutes", "0"]
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        for line in proc.stdout:  # the actors are up once frames are being counted
+            if "frames/s" in line:
+                break
+        actors = _spawned_children(proc.pid)
+        assert len(actors) == 2
+    finally:
+        proc.kill()
+        proc.wait()
+    deadline = time.monotonic() + 30
+    while any(_alive(a) for a in actors) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    survivors = [a for a in actors if _alive(a)]
+    for a in survivors:  # do not leave them running when the test fails
+        os.kill(a, signal.SIGKILL)
+    assert not survivors, "actor processes outlived their learner"
+
+
 @pytest.mark.integration
 def test_command_line_run_shows_progress_and_says_where_its_outputs_are(tmp_path):
     cmd = [sys.executable, "-m", "train.dmc", "--config", "configs/tiny.yaml", "--out-dir", str(tmp_path),

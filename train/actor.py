@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import multiprocessing as mp
 import queue as queue_lib
 
 import numpy as np
@@ -266,23 +267,29 @@ class Actor:
 
 
 def actor_process(model: DMCModel, cfg: TrainConfig, seed_seq: list[int], samples, frames, stop) -> None:
-    """Loop of one actor process: collect chunks, put them on the ``samples`` queue until ``stop``.
+    """Loop of one actor process: collect chunks, put them on the ``samples`` queue until ``stop``
+    is set or the learner's process is gone (killed without setting it: the actor must not outlive it).
 
     ``model`` lives in shared memory and is updated in place by the learner;
     ``frames`` is a shared counter of decisions made by all actors.
     """
     torch.set_num_threads(cfg.threads)
     actor = Actor.from_config(model, cfg, np.random.default_rng(seed_seq))
-    while not stop.is_set():
+    learner = mp.parent_process()
+
+    def over() -> bool:
+        return stop.is_set() or (learner is not None and not learner.is_alive())
+
+    while not over():
         eps = epsilon_at(frames.value, cfg.epsilon, cfg.epsilon_final, cfg.epsilon_decay_frames)
         before = actor.frames
         warm = frames.value < cfg.warm_start_frames
-        chunk = actor.collect(cfg.chunk_size, eps, warm=warm, stop=stop.is_set)
+        chunk = actor.collect(cfg.chunk_size, eps, warm=warm, stop=over)
         if not len(chunk["target"]):
             continue
         with frames.get_lock():
             frames.value += actor.frames - before
-        while not stop.is_set():
+        while not over():
             try:
                 samples.put(chunk, timeout=0.5)
                 break
