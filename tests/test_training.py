@@ -273,6 +273,44 @@ def test_actor_processes_exit_when_the_learner_is_killed(tmp_path):
 
 
 @pytest.mark.integration
+@pytest.mark.parametrize("how", ["ctrl-c", "sigterm"])
+def test_a_signal_stops_the_run_with_its_checkpoint_saved(tmp_path, how):
+    """Ctrl-C (SIGINT to the whole process group, as a terminal sends it) or SIGTERM to the learner:
+    the run stops at its next step, saves a loadable checkpoint, skips the final evaluation, says so
+    and exits 0, with no traceback from the learner or its actors."""
+    cmd = [sys.executable, "-m", "train.dmc", "--config", "configs/tiny.yaml", "--out-dir", str(tmp_path),
+           "--run-name", "stopped", "--num-actors", "2", "--max-minutes", "5", "--log-seconds", "0.5",
+           "--eval-minutes", "0", "--checkpoint-minutes", "60"]
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True)
+    try:
+        lines = []
+        for line in proc.stdout:  # until the learner has made an update
+            lines.append(line)
+            if "frames/s" in line and " updates 0 " not in line:
+                break
+        if how == "ctrl-c":
+            os.killpg(proc.pid, signal.SIGINT)
+        else:
+            proc.send_signal(signal.SIGTERM)
+        rest, _ = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    out = "".join(lines) + rest
+    assert proc.returncode == 0, out
+    assert "Traceback" not in out and "KeyboardInterrupt" not in out
+    name = "SIGINT" if how == "ctrl-c" else "SIGTERM"
+    assert f"stopped by {name} at " in out and "final evaluation skipped" in out
+    assert "evaluation at" not in out
+    path = tmp_path / "stopped" / "checkpoint.pt"
+    assert out.strip().splitlines()[-2] == f"checkpoint: {path}"
+    data = read_checkpoint(str(path))
+    assert data["frames"] > 0 and data["updates"] > 0
+    load_model(str(path))
+
+
+@pytest.mark.integration
 def test_command_line_run_shows_progress_and_says_where_its_outputs_are(tmp_path):
     cmd = [sys.executable, "-m", "train.dmc", "--config", "configs/tiny.yaml", "--out-dir", str(tmp_path),
            "--run-name", "cli", "--total-frames", "3000", "--log-seconds", "0", "--eval-deals", "3",

@@ -35,6 +35,7 @@ import copy
 import dataclasses
 import multiprocessing as mp
 import queue as queue_lib
+import signal
 
 import numpy as np
 import torch
@@ -273,6 +274,7 @@ def actor_process(model: DMCModel, cfg: TrainConfig, seed_seq: list[int], sample
     ``model`` lives in shared memory and is updated in place by the learner;
     ``frames`` is a shared counter of decisions made by all actors.
     """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole group: the learner stops us
     torch.set_num_threads(cfg.threads)
     actor = Actor.from_config(model, cfg, np.random.default_rng(seed_seq))
     learner = mp.parent_process()

@@ -29,15 +29,22 @@ How it works, top to bottom:
 4. Every ``checkpoint_minutes`` a checkpoint; every ``eval_minutes`` an
    evaluation through the arena against the baselines; at the end both,
    and the evaluation table is printed.
+
+Stopping early: Ctrl-C (SIGINT) or SIGTERM ends the run at the next step,
+saves its checkpoint (``--resume`` continues it) and skips the final
+evaluation; a second Ctrl-C quits at once, without a checkpoint.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import copy
 import json
 import os
+import signal
 import sys
+import threading
 import time
 
 import numpy as np
@@ -67,6 +74,7 @@ class Run:
         torch.manual_seed(cfg.seed)
         self.model = DMCModel(self.rules, cfg.model)
         self.frames, self.updates, self.resumed_from, self.resumed_updates = 0, 0, 0, 0
+        self.stop_signal: str | None = None  # the signal's name once the user asked the run to stop
         device = resolve_device(cfg.device)
         self.train_model = self.model if device == "cpu" else copy.deepcopy(self.model).to(device)
         self.learner = Learner(self.train_model, cfg.learning_rate, cfg.max_grad_norm, device)
@@ -130,7 +138,7 @@ class Run:
         cfg = self.cfg
         out_of_frames = cfg.total_frames and self.frames + more_frames >= cfg.total_frames
         out_of_time = cfg.max_minutes and self.elapsed_minutes() >= cfg.max_minutes
-        return bool(out_of_frames or out_of_time)
+        return bool(out_of_frames or out_of_time or self.stop_signal)
 
     def budget_share(self) -> float:
         """Share of this run's budget spent: of ``total_frames`` (the frames made since this run
@@ -380,11 +388,40 @@ def check_run_dir(cfg: TrainConfig, resume: bool, overwrite: bool) -> None:
                           "--overwrite to start it again (replacing its checkpoint)")
 
 
+@contextlib.contextmanager
+def stop_on_signals(run: Run):
+    """While training: SIGINT (Ctrl-C) or SIGTERM asks ``run`` to stop at its next step (the loops
+    see :meth:`Run.budget_spent`), so the checkpoint is saved between two updates; a second SIGINT
+    raises ``KeyboardInterrupt`` at once. The previous handlers come back afterwards. Outside the
+    main thread (where Python cannot set handlers) nothing changes."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    signals = (signal.SIGINT, signal.SIGTERM)
+    before = {sig: signal.getsignal(sig) for sig in signals}
+
+    def handle(signum, frame):
+        if run.stop_signal and signum == signal.SIGINT:
+            raise KeyboardInterrupt
+        run.stop_signal = signal.Signals(signum).name
+        print(f"\n{run.stop_signal}: stopping after this step and saving the checkpoint "
+              "(Ctrl-C again quits at once, without it)", flush=True)
+
+    for sig in signals:
+        signal.signal(sig, handle)
+    try:
+        yield
+    finally:
+        for sig, handler in before.items():
+            signal.signal(sig, handler)
+
+
 def train(cfg: TrainConfig, resume: bool = False, overwrite: bool = False) -> dict:
     """Run training to the end of its budget; returns the final evaluation.
 
     An earlier run's checkpoint in ``out_dir/run_name`` is continued with ``resume`` or replaced
     with ``overwrite``; otherwise the run is refused before it starts (:func:`check_run_dir`).
+    A run stopped by a signal (:func:`stop_on_signals`) saves its checkpoint and returns ``{}``.
     """
     check_run_dir(cfg, resume, overwrite)
     check_opponents(cfg)
@@ -392,10 +429,14 @@ def train(cfg: TrainConfig, resume: bool = False, overwrite: bool = False) -> di
     torch.set_num_threads(cfg.threads)
     run = Run(cfg, resume)
     run.writer.add_text("config", "```\n" + json.dumps(cfg.to_dict(), indent=2) + "\n```", 0)
-    actors(run)
+    with stop_on_signals(run):
+        actors(run)
     run.maybe_log(force=True)
     run.checkpoint()
-    report = run.evaluate() if cfg.eval_deals else {}
+    if run.stop_signal:
+        print(f"stopped by {run.stop_signal} at {run.frames:,} frames: checkpoint saved, final evaluation "
+              "skipped (--resume continues the run)", flush=True)
+    report = run.evaluate() if cfg.eval_deals and not run.stop_signal else {}
     final = {f"hparam/{k}/{f}": figs[f] for k, figs in report.items() for f in ("wp", "adp")}
     run.writer.add_hparams(_hparams(cfg), {"hparam/frames": float(run.frames), **final}, run_name=".")
     run.writer.close()
