@@ -10,10 +10,17 @@ was chosen, the mean Q and the mean result when chosen, the bias and RMSE of
 Q against the result, and the correlation of Q(chosen) with the result; and
 how often each side doubles, per role.
 
+With ``--farmer-doubling`` it also measures what the agent's doubling as a
+farmer is worth: the same deals played again by the agent with every farmer's
+double replaced by "no double" (:class:`NeverDoubleAsFarmer`; bidding and
+play unchanged, so the same hands reach the doubling phase), and the agent's
+points per farmer hand in the two passes, paired by deal.
+
 Run (from the repository root)::
 
     python -m benchmarks.bidding --agent pretrained --opponent rule --deals 4000
     python -m benchmarks.bidding --agent dmc:runs/default/checkpoint.pt --json bidding.json
+    python -m benchmarks.bidding --agent pretrained --deals 4000 --farmer-doubling
 """
 
 from __future__ import annotations
@@ -22,10 +29,11 @@ import argparse
 
 import numpy as np
 
+from agents.base import Agent
 from agents.dmc import DMCAgent, network_of
 from agents.registry import make_agent
 from doudizhu_env import engine
-from doudizhu_env.actions import SPECIAL_NAMES
+from doudizhu_env.actions import DOUBLE, NO_DOUBLE, SPECIAL_NAMES
 from doudizhu_env.engine import ROLE_NAMES, role_of
 from doudizhu_env.observation import seat_view
 from doudizhu_env.rewards import OBJECTIVES
@@ -35,34 +43,80 @@ from train.buffer import objective_targets
 from . import write_json
 
 
-def play_and_record(agent: DMCAgent, opponent, num_games: int, rules: Rules, seed: int) -> dict:
-    """Play the games; every bidding/doubling decision as rows of arrays (see the module docstring)."""
+def play(agent: Agent, opponent: Agent, num_games: int, rules: Rules, seed: int, keep=None) -> engine.State:
+    """Play ``num_games`` hands with bidding, the agent at seat ``game % 3``, the opponent at the
+    others; ``keep(view, games, actions, mine)`` sees every decision. Returns the final state."""
     state = engine.reset(np.random.default_rng(seed), num_games, rules)
-    rows = np.arange(num_games)
-    agent_seat = rows % 3
-    rec = {k: [] for k in ("game", "seat", "network", "action", "q", "best_other", "redeals", "mine")}
+    agent_seat = np.arange(num_games) % 3
     while not state.done.all():
         live, seat = ~state.done, state.to_act
         mine = live & (seat == agent_seat)
         actions = np.zeros(num_games, dtype=np.int64)
-        games = np.flatnonzero(mine)
-        if len(games):
-            view = seat_view(state, games)
-            ids, offsets = engine.legal_actions(view)
-            q = agent.action_values(view, ids, offsets)
-            actions[games] = agent.act(view)
-            _keep(rec, view, games, actions[games], ids, offsets, q, True)
-        theirs = np.flatnonzero(live & ~mine)
-        if len(theirs):
-            view = seat_view(state, theirs)
-            actions[theirs] = opponent.act(view)
-            _keep(rec, view, theirs, actions[theirs], None, None, None, False)
+        for games, player, is_mine in ((np.flatnonzero(mine), agent, True),
+                                       (np.flatnonzero(live & ~mine), opponent, False)):
+            if len(games):
+                view = seat_view(state, games)
+                actions[games] = player.act(view)
+                if keep is not None:
+                    keep(view, games, actions[games], is_mine)
         state = engine.step(state, actions)
+    return state
+
+
+def play_and_record(agent: DMCAgent, opponent, num_games: int, rules: Rules, seed: int) -> dict:
+    """Play the games; every bidding/doubling decision as rows of arrays (see the module docstring)."""
+    rec = {k: [] for k in ("game", "seat", "network", "action", "q", "best_other", "redeals", "mine")}
+
+    def keep(view, games, actions, mine):
+        if mine:
+            ids, offsets = engine.legal_actions(view)
+            _keep(rec, view, games, actions, ids, offsets, agent.action_values(view, ids, offsets), True)
+        else:
+            _keep(rec, view, games, actions, None, None, None, False)
+
+    state = play(agent, opponent, num_games, rules, seed, keep)
     out = {k: np.asarray(v) for k, v in rec.items()}
     out["landlord"] = state.landlord[out["game"]]
     out["points"] = state.scores[out["game"], out["seat"]]
     out["final_redeals"] = state.redeals[out["game"]]
     return out
+
+
+class NeverDoubleAsFarmer(Agent):
+    """``base``'s decisions, except that as a farmer it never doubles ("no double" instead)."""
+
+    def __init__(self, base: Agent):
+        self.base = base
+
+    def reset(self) -> None:
+        self.base.reset()
+
+    def act(self, view: engine.State) -> np.ndarray:
+        actions = np.array(self.base.act(view), dtype=np.int64)
+        farmer = (view.phase == engine.DOUBLING) & (view.to_act != view.landlord)
+        actions[farmer & (actions == DOUBLE)] = NO_DOUBLE
+        return actions
+
+
+def farmer_doubling_worth(agent: Agent, opponent_spec: str, num_games: int, rules: Rules, seed: int) -> dict:
+    """The agent's points per hand as a farmer, as it plays and with :class:`NeverDoubleAsFarmer`,
+    on the same deals (a fresh opponent for each pass), and their paired difference (95% interval).
+
+    The agent must be deterministic (a greedy DMC agent is), so that both passes bid alike."""
+    final = {}
+    for name, player in (("as_played", agent), ("never", NeverDoubleAsFarmer(agent))):
+        final[name] = play(player, make_agent(opponent_spec, rules=rules, seed=seed), num_games, rules, seed)
+    games, seats = np.arange(num_games), np.arange(num_games) % 3
+    a, b = final["as_played"], final["never"]
+    if not np.array_equal(a.landlord, b.landlord):
+        raise ValueError("the two passes bid differently: the agent (or the opponent) is not deterministic")
+    farmer = (a.landlord >= 0) & (a.landlord != seats) & ~a.truncated
+    pa, pb = a.scores[games, seats][farmer], b.scores[games, seats][farmer]
+    diff = (pb - pa).astype(float)
+    ci = 1.96 * diff.std(ddof=1) / np.sqrt(len(diff)) if len(diff) > 1 else float("nan")
+    return {"farmer_hands": int(farmer.sum()), "adp_farmer": float(pa.mean()),
+            "adp_farmer_never": float(pb.mean()), "difference": float(diff.mean()),
+            "difference_ci": float(ci), "changed_hands": int((a.doubles[games, seats][farmer] == 1).sum())}
 
 
 def _keep(rec, view, games, actions, ids, offsets, q, mine: bool) -> None:
@@ -133,6 +187,9 @@ def main(argv=None) -> dict:
     parser.add_argument("--objective", default=None, choices=list(OBJECTIVES),
                         help="the targets' objective (default: the checkpoint's run's, else logadp)")
     parser.add_argument("--seed", type=int, default=11)
+    parser.add_argument("--farmer-doubling", action="store_true",
+                        help="also play the deals again with the agent never doubling as a farmer and "
+                             "compare its points as a farmer")
     parser.add_argument("--json", help="write the figures as JSON")
     args = parser.parse_args(argv)
     rules = Rules.preset(args.rules)
@@ -145,6 +202,12 @@ def main(argv=None) -> dict:
     summary = summarize(rec, objective)
     summary.update(agent=args.agent, opponent=args.opponent, deals=args.deals, objective=objective)
     print(format_summary(summary))
+    if args.farmer_doubling:
+        worth = farmer_doubling_worth(agent, args.opponent, args.deals, rules, args.seed)
+        summary["farmer_doubling"] = worth
+        print(f"as a farmer ({worth['farmer_hands']:,} hands, {worth['changed_hands']:,} of them doubled): "
+              f"ADP {worth['adp_farmer']:+.3f} as played, {worth['adp_farmer_never']:+.3f} never doubling; "
+              f"never doubling minus as played {worth['difference']:+.3f} ± {worth['difference_ci']:.3f}")
     if args.json:
         write_json(args.json, summary)
     return summary

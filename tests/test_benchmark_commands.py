@@ -15,6 +15,8 @@ from helpers import STANDARD, get_dotted, small_model  # noqa: E402
 from agents.checkpoint import save_checkpoint  # noqa: E402
 from agents.dmc import DMCAgent  # noqa: E402
 from agents.rule import RuleAgent  # noqa: E402
+from doudizhu_env import engine  # noqa: E402
+from doudizhu_env.actions import DOUBLE  # noqa: E402
 from train.buffer import objective_targets  # noqa: E402
 
 
@@ -86,6 +88,47 @@ def test_bidding_analysis_records_every_bid_and_double(tmp_path):
     assert all(0.0 <= v <= 1.0 for v in summary["doubling"].values())
 
 
+class AlwaysDouble(RuleAgent):
+    """RuleAgent, doubling (and redoubling) in every hand."""
+
+    def act(self, view):
+        return np.where(view.phase == engine.DOUBLING, DOUBLE, super().act(view))
+
+
+def test_never_double_as_farmer_changes_only_the_farmers_doubles():
+    """Same deals, same bidding and play; as a farmer the agent's double is gone, so its stake is halved
+    (or quartered, where the landlord's redouble went with it); as landlord nothing changes."""
+    from benchmarks.bidding import NeverDoubleAsFarmer, play
+
+    games, seats = np.arange(90), np.arange(90) % 3
+    always = play(AlwaysDouble(), RuleAgent(), 90, STANDARD, seed=4)
+    never = play(NeverDoubleAsFarmer(AlwaysDouble()), RuleAgent(), 90, STANDARD, seed=4)
+    assert np.array_equal(always.landlord, never.landlord)
+    farmer = (never.landlord >= 0) & (never.landlord != seats)
+    landlord = never.landlord == seats
+    assert farmer.any() and landlord.any()
+    assert (never.doubles[games, seats][farmer] == 0).all()
+    assert (always.doubles[games, seats][farmer] == 1).all()
+    a, b = always.scores[games, seats], never.scores[games, seats]
+    assert np.array_equal(a[landlord], b[landlord])
+    assert (np.sign(a[farmer]) == np.sign(b[farmer])).all()
+    assert set(np.unique(a[farmer] // b[farmer])) <= {2, 4}
+
+
+def test_farmer_doubling_worth_is_zero_where_the_agent_never_doubles_and_paired_otherwise():
+    from benchmarks.bidding import farmer_doubling_worth
+
+    agent = DMCAgent(small_model(seed=3))
+    worth = farmer_doubling_worth(agent, "rule", 90, STANDARD, seed=6)
+    assert worth["farmer_hands"] > 0
+    assert worth["adp_farmer_never"] - worth["adp_farmer"] == pytest.approx(worth["difference"])
+    if worth["changed_hands"] == 0:  # no double to take back: the two passes are the same games
+        assert worth["difference"] == 0.0
+    always = farmer_doubling_worth(AlwaysDouble(), "rule", 90, STANDARD, seed=6)
+    assert always["changed_hands"] == always["farmer_hands"] > 0
+    assert abs(always["adp_farmer_never"]) < abs(always["adp_farmer"])  # every stake halved or quartered
+
+
 def test_bidding_command(tmp_path, capsys):
     from benchmarks.bidding import main
 
@@ -93,6 +136,11 @@ def test_bidding_command(tmp_path, capsys):
     main(["--agent", f"dmc:{_checkpoint(tmp_path)}", "--deals", "30", "--json", str(out)])
     assert "| bid0 |" in capsys.readouterr().out
     assert json.loads(out.read_text())["deals"] == 30
+    main(["--agent", f"dmc:{_checkpoint(tmp_path)}", "--deals", "30", "--farmer-doubling",
+          "--json", str(out)])
+    assert "never doubling minus as played" in capsys.readouterr().out
+    worth = json.loads(out.read_text())["farmer_doubling"]
+    assert set(worth) >= {"farmer_hands", "adp_farmer", "adp_farmer_never", "difference", "difference_ci"}
     with pytest.raises(SystemExit) as err:
         main(["--agent", "rule", "--deals", "3"])
     assert err.value.code == 2
