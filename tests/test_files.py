@@ -205,6 +205,31 @@ def test_a_second_run_with_the_same_name_is_refused(tmp_path):
     assert read_checkpoint(path)["frames"] < first + 300
 
 
+def test_overwrite_replaces_all_of_the_earlier_runs_outputs_and_nothing_else(tmp_path):
+    """--overwrite starts the run again: the earlier run's event files and kept checkpoints go (TensorBoard
+    would draw both runs' curves as one), a file of the user's in the folder stays; a bad init_weights
+    file stops the run before anything is removed."""
+    from agents.checkpoint import CheckpointError
+    from train.dmc import run_outputs, train
+
+    kept = {"keep_checkpoints": True, "checkpoint_minutes": 0, "eval_deals": 2}
+    train(_tiny(tmp_path, total_frames=600, **kept))
+    run_dir = tmp_path / "r"
+    mine = run_dir / "notes.txt"
+    mine.write_text("mine")
+    first = run_outputs(str(run_dir))
+    assert {os.path.basename(p) for p in first} >= {"checkpoint.pt", "eval.json"}
+    assert any("tfevents" in p for p in first) and any("checkpoints" in p for p in first)
+    with pytest.raises(CheckpointError):
+        train(_tiny(tmp_path, init_weights=str(mine), **kept), overwrite=True)
+    assert run_outputs(str(run_dir)) == first
+    train(_tiny(tmp_path, total_frames=300, **kept), overwrite=True)
+    second = run_outputs(str(run_dir))
+    assert not set(first) & {p for p in second if "tfevents" in p or "checkpoints" in p}
+    assert sum("tfevents" in p for p in second) == sum("tfevents" in p for p in first)  # this run's only
+    assert mine.read_text() == "mine"
+
+
 def test_run_folder_problems_before_any_work(tmp_path, some_file, capsys):
     from train.config import ConfigError
     from train.dmc import main, train

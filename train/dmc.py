@@ -40,8 +40,10 @@ from __future__ import annotations
 import argparse
 import contextlib
 import copy
+import glob
 import json
 import os
+import re
 import signal
 import sys
 import threading
@@ -54,7 +56,7 @@ import torch.multiprocessing as mp
 from agents.checkpoint import CheckpointError, load_model, read_checkpoint, save_checkpoint
 from agents.dmc import DMCAgent, DMCModel
 from doudizhu_env.checks import is_int, short
-from doudizhu_env.files import output_problem
+from doudizhu_env.files import atomic_write, output_problem
 from doudizhu_env.rules import Rules
 
 from .actor import PAST, Actor, actor_process, epsilon_at
@@ -235,8 +237,8 @@ class Run:
             for key, value in figures.items():
                 if key != "table":
                     self.writer.add_scalar(f"eval/{name}/{key}", value, self.frames)
-        with open(os.path.join(self.dir, "eval.json"), "w") as f:
-            json.dump({"frames": self.frames, "results": report}, f, indent=2)
+        atomic_write(os.path.join(self.dir, "eval.json"),
+                     json.dumps({"frames": self.frames, "results": report}, indent=2))
         self.last["eval"] = time.monotonic()
         print(f"evaluation at {self.frames:,} frames: " + "; ".join(
             f"{name} WP {fig['wp']:.3f} ADP {fig['adp']:+.3f}" for name, fig in report.items()), flush=True)
@@ -416,18 +418,33 @@ def stop_on_signals(run: Run):
             signal.signal(sig, handler)
 
 
+def run_outputs(run_dir: str) -> list[str]:
+    """The files an earlier run left in ``run_dir`` (its checkpoint, kept checkpoints, TensorBoard
+    event files, ``eval.json``); anything else in the folder is not the run's."""
+    kept = os.path.join(run_dir, "checkpoints")
+    names = [os.path.join(run_dir, n) for n in ("checkpoint.pt", "eval.json")]
+    names += glob.glob(os.path.join(glob.escape(run_dir), "events.out.tfevents.*"))
+    names += [p for p in glob.glob(os.path.join(glob.escape(kept), "*.pt"))
+              if re.fullmatch(r"\d{12}\.pt", os.path.basename(p))]
+    return sorted(p for p in names if os.path.isfile(p))
+
+
 def train(cfg: TrainConfig, resume: bool = False, overwrite: bool = False) -> dict:
     """Run training to the end of its budget; returns the final evaluation.
 
     An earlier run's checkpoint in ``out_dir/run_name`` is continued with ``resume`` or replaced
-    with ``overwrite``; otherwise the run is refused before it starts (:func:`check_run_dir`).
+    with ``overwrite`` (which removes all of that run's outputs, :func:`run_outputs`, once this
+    run is set up); otherwise the run is refused before it starts (:func:`check_run_dir`).
     A run stopped by a signal (:func:`stop_on_signals`) saves its checkpoint and returns ``{}``.
     """
     check_run_dir(cfg, resume, overwrite)
     check_opponents(cfg)
     actors = actors_of(cfg)
+    earlier = run_outputs(os.path.join(cfg.out_dir, cfg.run_name)) if overwrite and not resume else []
     torch.set_num_threads(cfg.threads)
-    run = Run(cfg, resume)
+    run = Run(cfg, resume)  # a bad init_weights file fails here, with the earlier run's files untouched
+    for path in earlier:  # started again: the earlier run's curves and checkpoints would mix with this one's
+        os.remove(path)
     run.writer.add_text("config", "```\n" + json.dumps(cfg.to_dict(), indent=2) + "\n```", 0)
     with stop_on_signals(run):
         actors(run)
@@ -460,8 +477,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="continue the run out_dir/run_name from its checkpoint.pt (weights, optimizer, "
                              "frame count); the options must give the same model and rules")
     parser.add_argument("--overwrite", action="store_true",
-                        help="start the run out_dir/run_name again, replacing the checkpoint of an earlier "
-                             "run with that name (without it, or --resume, such a run is refused)")
+                        help="start the run out_dir/run_name again, replacing the outputs of an earlier "
+                             "run with that name: its checkpoints, event files and eval.json (without it, "
+                             "or --resume, such a run is refused)")
     return parser
 
 
