@@ -29,6 +29,7 @@ import argparse
 
 import numpy as np
 
+from agents.arena import mean_ci
 from agents.base import Agent
 from agents.dmc import DMCAgent, network_of
 from agents.registry import make_agent
@@ -36,6 +37,7 @@ from doudizhu_env import engine
 from doudizhu_env.actions import DOUBLE, NO_DOUBLE, SPECIAL_NAMES
 from doudizhu_env.engine import ROLE_NAMES, role_of
 from doudizhu_env.observation import seat_view
+from doudizhu_env.players import play_out
 from doudizhu_env.rewards import OBJECTIVES
 from doudizhu_env.rules import Rules
 from train.buffer import objective_targets
@@ -43,38 +45,37 @@ from train.buffer import objective_targets
 from . import write_json
 
 
-def play(agent: Agent, opponent: Agent, num_games: int, rules: Rules, seed: int, keep=None) -> engine.State:
-    """Play ``num_games`` hands with bidding, the agent at seat ``game % 3``, the opponent at the
-    others; ``keep(view, games, actions, mine)`` sees every decision. Returns the final state."""
+def play(agent: Agent, opponent: Agent, num_games: int, rules: Rules, seed: int) -> engine.State:
+    """The final state of ``num_games`` hands with bidding, the agent at seat ``game % 3`` and the
+    opponent at the others (the seats of :func:`play_and_record`), played by the shared driver."""
     state = engine.reset(np.random.default_rng(seed), num_games, rules)
-    agent_seat = np.arange(num_games) % 3
-    while not state.done.all():
-        live, seat = ~state.done, state.to_act
-        mine = live & (seat == agent_seat)
-        actions = np.zeros(num_games, dtype=np.int64)
-        for games, player, is_mine in ((np.flatnonzero(mine), agent, True),
-                                       (np.flatnonzero(live & ~mine), opponent, False)):
-            if len(games):
-                view = seat_view(state, games)
-                actions[games] = player.act(view)
-                if keep is not None:
-                    keep(view, games, actions[games], is_mine)
-        state = engine.step(state, actions)
-    return state
+    seat_player = (np.arange(3)[None, :] != (np.arange(num_games) % 3)[:, None]).astype(np.int64)
+    return play_out(state, seat_player, [agent, opponent])[0]
 
 
 def play_and_record(agent: DMCAgent, opponent, num_games: int, rules: Rules, seed: int) -> dict:
     """Play the games; every bidding/doubling decision as rows of arrays (see the module docstring)."""
+    state = engine.reset(np.random.default_rng(seed), num_games, rules)
+    rows = np.arange(num_games)
+    agent_seat = rows % 3
     rec = {k: [] for k in ("game", "seat", "network", "action", "q", "best_other", "redeals", "mine")}
-
-    def keep(view, games, actions, mine):
-        if mine:
+    while not state.done.all():
+        live, seat = ~state.done, state.to_act
+        mine = live & (seat == agent_seat)
+        actions = np.zeros(num_games, dtype=np.int64)
+        games = np.flatnonzero(mine)
+        if len(games):
+            view = seat_view(state, games)
             ids, offsets = engine.legal_actions(view)
-            _keep(rec, view, games, actions, ids, offsets, agent.action_values(view, ids, offsets), True)
-        else:
-            _keep(rec, view, games, actions, None, None, None, False)
-
-    state = play(agent, opponent, num_games, rules, seed, keep)
+            q = agent.action_values(view, ids, offsets)
+            actions[games] = agent.act(view)
+            _keep(rec, view, games, actions[games], ids, offsets, q, True)
+        theirs = np.flatnonzero(live & ~mine)
+        if len(theirs):
+            view = seat_view(state, theirs)
+            actions[theirs] = opponent.act(view)
+            _keep(rec, view, theirs, actions[theirs], None, None, None, False)
+        state = engine.step(state, actions)
     out = {k: np.asarray(v) for k, v in rec.items()}
     out["landlord"] = state.landlord[out["game"]]
     out["points"] = state.scores[out["game"], out["seat"]]
@@ -112,11 +113,10 @@ def farmer_doubling_worth(agent: Agent, opponent_spec: str, num_games: int, rule
         raise ValueError("the two passes bid differently: the agent (or the opponent) is not deterministic")
     farmer = (a.landlord >= 0) & (a.landlord != seats) & ~a.truncated
     pa, pb = a.scores[games, seats][farmer], b.scores[games, seats][farmer]
-    diff = (pb - pa).astype(float)
-    ci = 1.96 * diff.std(ddof=1) / np.sqrt(len(diff)) if len(diff) > 1 else float("nan")
+    diff = mean_ci(pb - pa)
     return {"farmer_hands": int(farmer.sum()), "adp_farmer": float(pa.mean()),
-            "adp_farmer_never": float(pb.mean()), "difference": float(diff.mean()),
-            "difference_ci": float(ci), "changed_hands": int((a.doubles[games, seats][farmer] == 1).sum())}
+            "adp_farmer_never": float(pb.mean()), "difference": diff["mean"], "difference_ci": diff["ci"],
+            "changed_hands": int((a.doubles[games, seats][farmer] == 1).sum())}
 
 
 def _keep(rec, view, games, actions, ids, offsets, q, mine: bool) -> None:

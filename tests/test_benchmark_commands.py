@@ -122,8 +122,11 @@ def test_farmer_doubling_worth_is_zero_where_the_agent_never_doubles_and_paired_
     worth = farmer_doubling_worth(agent, "rule", 90, STANDARD, seed=6)
     assert worth["farmer_hands"] > 0
     assert worth["adp_farmer_never"] - worth["adp_farmer"] == pytest.approx(worth["difference"])
-    if worth["changed_hands"] == 0:  # no double to take back: the two passes are the same games
-        assert worth["difference"] == 0.0
+    from benchmarks.bidding import NeverDoubleAsFarmer
+
+    never = farmer_doubling_worth(NeverDoubleAsFarmer(RuleAgent()), "rule", 90, STANDARD, seed=6)
+    assert never["changed_hands"] == 0 and never["farmer_hands"] > 0
+    assert never["difference"] == 0.0  # no double to take back: the two passes are the same games
     always = farmer_doubling_worth(AlwaysDouble(), "rule", 90, STANDARD, seed=6)
     assert always["changed_hands"] == always["farmer_hands"] > 0
     assert abs(always["adp_farmer_never"]) < abs(always["adp_farmer"])  # every stake halved or quartered
