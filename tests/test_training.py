@@ -272,6 +272,43 @@ def test_actor_processes_exit_when_the_learner_is_killed(tmp_path):
     assert not survivors, "actor processes outlived their learner"
 
 
+def test_a_signal_after_the_last_step_still_saves_the_checkpoint(tmp_path, monkeypatch):
+    """Regression (a CI failure): the run had made its frames when Ctrl-C came, during the final
+    checkpoint, where the default handler raised ``KeyboardInterrupt``. The handler now covers the
+    checkpoint: the run saves it, skips the final evaluation and returns ``{}``."""
+    import train.dmc as dmc
+
+    saved = dmc.Run.checkpoint
+
+    def checkpoint_hit_by_ctrl_c(run):
+        os.kill(os.getpid(), signal.SIGINT)  # handled at once: Python runs handlers in the main thread
+        saved(run)
+
+    monkeypatch.setattr(dmc.Run, "checkpoint", checkpoint_hit_by_ctrl_c)
+    before = signal.getsignal(signal.SIGINT)
+    report = dmc.train(tiny(tmp_path, total_frames=300, eval_deals=10))
+    assert report == {}
+    assert signal.getsignal(signal.SIGINT) is before
+    data = read_checkpoint(os.path.join(str(tmp_path), "tiny", "checkpoint.pt"))
+    assert data["frames"] >= 300
+
+
+def test_ctrl_c_outside_training_is_one_line_exit_130(monkeypatch, capsys):
+    """A Ctrl-C the run cannot turn into a clean stop (a second one, or one during setup or the
+    final evaluation) ends the command with one line and exit status 130, not a traceback."""
+    import train.dmc as dmc
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(dmc, "train", interrupted)
+    with pytest.raises(SystemExit) as info:
+        dmc.main(["--config", "configs/tiny.yaml"])
+    assert info.value.code == 130
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "interrupted by Ctrl-C" in err and "--resume" in err
+
+
 @pytest.mark.integration
 @pytest.mark.parametrize("how", ["ctrl-c", "sigterm"])
 def test_a_signal_stops_the_run_with_its_checkpoint_saved(tmp_path, how):
@@ -280,7 +317,7 @@ def test_a_signal_stops_the_run_with_its_checkpoint_saved(tmp_path, how):
     and exits 0, with no traceback from the learner or its actors."""
     cmd = [sys.executable, "-m", "train.dmc", "--config", "configs/tiny.yaml", "--out-dir", str(tmp_path),
            "--run-name", "stopped", "--num-actors", "2", "--max-minutes", "5", "--log-seconds", "0.5",
-           "--eval-minutes", "0", "--checkpoint-minutes", "60"]
+           "--eval-minutes", "0", "--checkpoint-minutes", "60", "--total-frames", "100000000"]
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             start_new_session=True)
     try:

@@ -446,10 +446,10 @@ def train(cfg: TrainConfig, resume: bool = False, overwrite: bool = False) -> di
     for path in earlier:  # started again: the earlier run's curves and checkpoints would mix with this one's
         os.remove(path)
     run.writer.add_text("config", "```\n" + json.dumps(cfg.to_dict(), indent=2) + "\n```", 0)
-    with stop_on_signals(run):
+    with stop_on_signals(run):  # to the saved checkpoint: a signal just after the last step still gets one
         actors(run)
-    run.maybe_log(force=True)
-    run.checkpoint()
+        run.maybe_log(force=True)
+        run.checkpoint()
     if run.stop_signal:
         print(f"stopped by {run.stop_signal} at {run.frames:,} frames: checkpoint saved, final evaluation "
               "skipped (--resume continues the run)", flush=True)
@@ -503,6 +503,9 @@ def main(argv=None) -> None:
         report = train(cfg, resume=resume, overwrite=overwrite)
     except (ConfigError, CheckpointError) as err:  # a bad option or file: one line, no traceback
         parser.exit(2, f"{parser.prog}: error: {one_line(err)}\n")
+    except KeyboardInterrupt:  # a second Ctrl-C while training, or one outside it (setup, final evaluation)
+        parser.exit(130, f"{parser.prog}: interrupted by Ctrl-C (a checkpoint is saved at the end of "
+                         "training; --resume continues from it)\n")
     if report:
         from agents.evaluation import format_table
 
