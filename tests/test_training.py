@@ -252,7 +252,7 @@ def test_actor_processes_exit_when_the_learner_is_killed(tmp_path):
     """A learner killed outright (SIGKILL: no cleanup, no stop event) must not leave its actors running."""
     cmd = [sys.executable, "-m", "train.dmc", "--config", "configs/tiny.yaml", "--out-dir", str(tmp_path),
            "--run-name", "killed", "--num-actors", "2", "--max-minutes", "5", "--log-seconds", "0.5",
-           "--eval-minutes", "0", "--total-frames", "100000000"]  # still running when the actors are looked up
+           "--eval-minutes", "0", "--total-frames", "100000000"]  # still running when its actors are found
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         for line in proc.stdout:  # the actors are up once frames are being counted
