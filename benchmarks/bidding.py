@@ -16,11 +16,20 @@ double replaced by "no double" (:class:`NeverDoubleAsFarmer`; bidding and
 play unchanged, so the same hands reach the doubling phase), and the agent's
 points per farmer hand in the two passes, paired by deal.
 
+With ``--farmer-teams`` it separates a farmer's play from the hands it is
+dealt: the same deals played three times, with 0, 1 and 2 of the seats
+held by the agent (rotating over the seats), and in each pass the hands where
+an opponent won the bidding: the farmers' points per hand and how often that
+landlord won (:func:`farmer_teams`). Where two agent farmers do no better than
+two opponent farmers, a farmer's result with bidding is set by the hands the
+opponent chose to bid on, not by the farmers' play.
+
 Run (from the repository root)::
 
     python -m benchmarks.bidding --agent pretrained --opponent rule --deals 4000
     python -m benchmarks.bidding --agent dmc:runs/default/checkpoint.pt --json bidding.json
     python -m benchmarks.bidding --agent pretrained --deals 4000 --farmer-doubling
+    python -m benchmarks.bidding --agent pretrained --deals 4000 --farmer-teams
 """
 
 from __future__ import annotations
@@ -119,6 +128,34 @@ def farmer_doubling_worth(agent: Agent, opponent_spec: str, num_games: int, rule
             "changed_hands": int((a.doubles[games, seats][farmer] == 1).sum())}
 
 
+def agent_seats(num_games: int, count: int) -> np.ndarray:
+    """``(num_games, 3)`` bool: which seats the agent holds when it has ``count`` (0 to 3) of them,
+    rotating over the games (game ``g``'s first agent seat is ``g % 3``)."""
+    first = np.arange(num_games)[:, None] % 3
+    return (np.arange(3)[None, :] - first) % 3 < count
+
+
+def farmer_teams(agent: Agent, opponent_spec: str, num_games: int, rules: Rules, seed: int) -> dict:
+    """Farmers against an opponent landlord, with bidding, by how many of the three seats the agent
+    holds (0, 1, 2: :func:`agent_seats`; the same deals each time, a fresh opponent per pass): over
+    the hands an opponent won the bidding, the farmers' mean points per hand (95% interval) and
+    the landlord's share of wins. With 0 seats it is the opponent against itself."""
+    out, games = {}, np.arange(num_games)
+    for count in (0, 1, 2):
+        mine = agent_seats(num_games, count)
+        state = engine.reset(np.random.default_rng(seed), num_games, rules)
+        opponent = make_agent(opponent_spec, rules=rules, seed=seed)
+        final = play_out(state, (~mine).astype(np.int64), [agent, opponent])[0]
+        landlord = np.maximum(final.landlord, 0)
+        kept = (final.landlord >= 0) & ~final.truncated & ~mine[games, landlord]
+        farmers = (final.scores[games, (landlord + 1) % 3] + final.scores[games, (landlord + 2) % 3]) / 2
+        adp = mean_ci(farmers[kept].astype(np.float64))
+        out[f"agent_seats_{count}"] = {
+            "hands": int(kept.sum()), "farmer_adp": adp["mean"], "farmer_adp_ci": adp["ci"],
+            "landlord_wp": float((final.scores[games, landlord][kept] > 0).mean()) if kept.any() else 0.0}
+    return out
+
+
 def _keep(rec, view, games, actions, ids, offsets, q, mine: bool) -> None:
     """Append the bidding and doubling decisions among ``games`` to ``rec``."""
     pos = network_of(view)
@@ -190,6 +227,9 @@ def main(argv=None) -> dict:
     parser.add_argument("--farmer-doubling", action="store_true",
                         help="also play the deals again with the agent never doubling as a farmer and "
                              "compare its points as a farmer")
+    parser.add_argument("--farmer-teams", action="store_true",
+                        help="also play the deals with 0, 1 and 2 agent seats and compare the farmers' "
+                             "points against an opponent landlord")
     parser.add_argument("--json", help="write the figures as JSON")
     args = parser.parse_args(argv)
     rules = Rules.preset(args.rules)
@@ -208,6 +248,12 @@ def main(argv=None) -> dict:
         print(f"as a farmer ({worth['farmer_hands']:,} hands, {worth['changed_hands']:,} of them doubled): "
               f"ADP {worth['adp_farmer']:+.3f} as played, {worth['adp_farmer_never']:+.3f} never doubling; "
               f"never doubling minus as played {worth['difference']:+.3f} ± {worth['difference_ci']:.3f}")
+    if args.farmer_teams:
+        summary["farmer_teams"] = teams = farmer_teams(agent, args.opponent, args.deals, rules, args.seed)
+        print(f"farmers against a {args.opponent} landlord, by the agent's seats:")
+        for key, f in teams.items():
+            print(f"  {key.removeprefix('agent_seats_')} of 3: {f['hands']:,} hands, farmer ADP "
+                  f"{f['farmer_adp']:+.3f} ± {f['farmer_adp_ci']:.3f}, landlord won {f['landlord_wp']:.1%}")
     if args.json:
         write_json(args.json, summary)
     return summary

@@ -16,7 +16,7 @@ from agents.checkpoint import save_checkpoint  # noqa: E402
 from agents.dmc import DMCAgent  # noqa: E402
 from agents.rule import RuleAgent  # noqa: E402
 from doudizhu_env import engine  # noqa: E402
-from doudizhu_env.actions import DOUBLE  # noqa: E402
+from doudizhu_env.actions import BID3, DOUBLE  # noqa: E402
 from train.buffer import objective_targets  # noqa: E402
 
 
@@ -95,6 +95,13 @@ class AlwaysDouble(RuleAgent):
         return np.where(view.phase == engine.DOUBLING, DOUBLE, super().act(view))
 
 
+class AlwaysBidThree(RuleAgent):
+    """RuleAgent, bidding 3 at its every bidding turn (always legal: a 3 ends the bidding)."""
+
+    def act(self, view):
+        return np.where(view.phase == engine.BIDDING, BID3, super().act(view))
+
+
 def test_never_double_as_farmer_changes_only_the_farmers_doubles():
     """Same deals, same bidding and play; as a farmer the agent's double is gone, so its stake is halved
     (or quartered, where the landlord's redouble went with it); as landlord nothing changes."""
@@ -132,6 +139,48 @@ def test_farmer_doubling_worth_is_zero_where_the_agent_never_doubles_and_paired_
     assert abs(always["adp_farmer_never"]) < abs(always["adp_farmer"])  # every stake halved or quartered
 
 
+@pytest.mark.parametrize("count, seats", [
+    (0, ["...", "...", "..."]),
+    (1, ["A..", ".A.", "..A", "A.."]),
+    (2, ["AA.", ".AA", "A.A", "AA."]),
+])
+def test_agent_seats_rotate(count, seats):
+    from benchmarks.bidding import agent_seats
+
+    got = agent_seats(len(seats), count)
+    assert ["".join("A" if a else "." for a in row) for row in got] == seats
+
+
+def test_farmer_teams_are_the_same_games_when_the_agent_is_the_opponent():
+    """RuleAgent is deterministic: as the agent against ``rule`` every pass plays the same games as
+    RuleAgent alone, and each keeps those games whose landlord sits at a seat the agent does not hold."""
+    from benchmarks.bidding import agent_seats, farmer_teams, play
+
+    final = play(RuleAgent(), RuleAgent(), 60, STANDARD, seed=4)
+    games, landlord = np.arange(60), final.landlord
+    assert (landlord >= 0).all() and not final.truncated.any()
+    team = (final.scores[games, (landlord + 1) % 3] + final.scores[games, (landlord + 2) % 3]) / 2
+    teams = farmer_teams(RuleAgent(), "rule", 60, STANDARD, seed=4)
+    assert list(teams) == ["agent_seats_0", "agent_seats_1", "agent_seats_2"]
+    for count in range(3):
+        kept = ~agent_seats(60, count)[games, landlord]
+        got = teams[f"agent_seats_{count}"]
+        assert got["hands"] == kept.sum() > 0
+        assert got["landlord_wp"] == pytest.approx((final.scores[games, landlord][kept] > 0).mean())
+        assert got["farmer_adp"] == pytest.approx(team[kept].mean())
+    assert teams["agent_seats_0"]["hands"] == 60
+
+
+def test_farmer_teams_keep_only_hands_an_opponent_won():
+    """An agent that always bids 3 first wins every bidding it opens: with two agent seats, the
+    opponent's seat is landlord only where it opened the bidding and bid 3 itself."""
+    from benchmarks.bidding import farmer_teams
+
+    teams = farmer_teams(AlwaysBidThree(), "rule", 60, STANDARD, seed=4)
+    alone = teams["agent_seats_0"]["hands"]
+    assert teams["agent_seats_2"]["hands"] < teams["agent_seats_1"]["hands"] < alone
+
+
 def test_bidding_command(tmp_path, capsys):
     from benchmarks.bidding import main
 
@@ -143,6 +192,9 @@ def test_bidding_command(tmp_path, capsys):
           "--json", str(out)])
     assert "never doubling minus as played" in capsys.readouterr().out
     worth = json.loads(out.read_text())["farmer_doubling"]
+    main(["--agent", f"dmc:{_checkpoint(tmp_path)}", "--deals", "30", "--farmer-teams", "--json", str(out)])
+    assert "farmers against a rule landlord, by the agent's seats:" in capsys.readouterr().out
+    assert set(json.loads(out.read_text())["farmer_teams"]) == {f"agent_seats_{k}" for k in range(3)}
     assert set(worth) >= {"farmer_hands", "adp_farmer", "adp_farmer_never", "difference", "difference_ci"}
     with pytest.raises(SystemExit) as err:
         main(["--agent", "rule", "--deals", "3"])
