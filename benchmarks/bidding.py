@@ -54,12 +54,18 @@ from train.buffer import objective_targets
 from . import write_json
 
 
+def agent_seats(num_games: int, count: int) -> np.ndarray:
+    """``(num_games, 3)`` bool: which seats the agent holds when it has ``count`` (0 to 3) of them,
+    rotating over the games (game ``g``'s first agent seat is ``g % 3``)."""
+    first = np.arange(num_games)[:, None] % 3
+    return (np.arange(3)[None, :] - first) % 3 < count
+
+
 def play(agent: Agent, opponent: Agent, num_games: int, rules: Rules, seed: int) -> engine.State:
     """The final state of ``num_games`` hands with bidding, the agent at seat ``game % 3`` and the
     opponent at the others (the seats of :func:`play_and_record`), played by the shared driver."""
     state = engine.reset(np.random.default_rng(seed), num_games, rules)
-    seat_player = (np.arange(3)[None, :] != (np.arange(num_games) % 3)[:, None]).astype(np.int64)
-    return play_out(state, seat_player, [agent, opponent])[0]
+    return play_out(state, (~agent_seats(num_games, 1)).astype(np.int64), [agent, opponent])[0]
 
 
 def play_and_record(agent: DMCAgent, opponent, num_games: int, rules: Rules, seed: int) -> dict:
@@ -126,13 +132,6 @@ def farmer_doubling_worth(agent: Agent, opponent_spec: str, num_games: int, rule
     return {"farmer_hands": int(farmer.sum()), "adp_farmer": float(pa.mean()),
             "adp_farmer_never": float(pb.mean()), "difference": diff["mean"], "difference_ci": diff["ci"],
             "changed_hands": int((a.doubles[games, seats][farmer] == 1).sum())}
-
-
-def agent_seats(num_games: int, count: int) -> np.ndarray:
-    """``(num_games, 3)`` bool: which seats the agent holds when it has ``count`` (0 to 3) of them,
-    rotating over the games (game ``g``'s first agent seat is ``g % 3``)."""
-    first = np.arange(num_games)[:, None] % 3
-    return (np.arange(3)[None, :] - first) % 3 < count
 
 
 def farmer_teams(agent: Agent, opponent_spec: str, num_games: int, rules: Rules, seed: int) -> dict:

@@ -192,10 +192,10 @@ def test_bidding_command(tmp_path, capsys):
           "--json", str(out)])
     assert "never doubling minus as played" in capsys.readouterr().out
     worth = json.loads(out.read_text())["farmer_doubling"]
+    assert set(worth) >= {"farmer_hands", "adp_farmer", "adp_farmer_never", "difference", "difference_ci"}
     main(["--agent", f"dmc:{_checkpoint(tmp_path)}", "--deals", "30", "--farmer-teams", "--json", str(out)])
     assert "farmers against a rule landlord, by the agent's seats:" in capsys.readouterr().out
     assert set(json.loads(out.read_text())["farmer_teams"]) == {f"agent_seats_{k}" for k in range(3)}
-    assert set(worth) >= {"farmer_hands", "adp_farmer", "adp_farmer_never", "difference", "difference_ci"}
     with pytest.raises(SystemExit) as err:
         main(["--agent", "rule", "--deals", "3"])
     assert err.value.code == 2

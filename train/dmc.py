@@ -504,8 +504,8 @@ def main(argv=None) -> None:
     except (ConfigError, CheckpointError) as err:  # a bad option or file: one line, no traceback
         parser.exit(2, f"{parser.prog}: error: {one_line(err)}\n")
     except KeyboardInterrupt:  # a second Ctrl-C while training, or one outside it (setup, final evaluation)
-        parser.exit(130, f"{parser.prog}: interrupted by Ctrl-C (a checkpoint is saved at the end of "
-                         "training; --resume continues from it)\n")
+        parser.exit(130, f"{parser.prog}: interrupted by Ctrl-C (--resume continues the run from its "
+                         "last saved checkpoint, if it saved one)\n")
     if report:
         from agents.evaluation import format_table
 
