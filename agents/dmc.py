@@ -18,6 +18,15 @@ with the actors on 2 cores; ``docs/benchmarks.md`` has the measurements).
 ``head`` is ``head_layers - 1`` more ReLU layers (none by default), so
 the joint layer is the first layer of an MLP over ``[e(s), f(a)]``.
 
+With ``hand_head`` a network also has an auxiliary head over ``e(s)`` that
+predicts the cards of the two seats it cannot see (the next seat's and the
+one after, per rank: 0 to 4 cards, :data:`HAND_CLASSES` classes), as the
+opponent-modelling module of DouZero+ (Zhao et al., 2022) does. It is a
+training signal only: the learner adds its cross-entropy against the true
+hands to the loss (``hand_loss_weight``), so the state embedding learns what
+the public history says about the hidden cards; acting never calls it and its
+input is the seat's own observation, so nothing hidden reaches a decision.
+
 ``U e(s)`` is computed once per decision; per action the cost is the small
 action MLP, ``V f(a)`` and one dot product, instead of a large MLP run on the
 state again for every action (as in DouZero). Sizes come from
@@ -34,6 +43,7 @@ import torch
 from torch import nn
 
 from doudizhu_env import engine
+from doudizhu_env.cards import NUM_RANKS
 from doudizhu_env.checks import short
 from doudizhu_env.engine import ROLE_NAMES, role_of
 from doudizhu_env.legal import bits_to_ids, sample_bits
@@ -82,6 +92,9 @@ class ModelConfig:
     head_layers: int = 1
     """Layers of ``head_hidden`` units over each (state, action) pair: 1 is the joint layer
     alone; each more adds ``relu(W h + b)``, computed for the legal actions only."""
+    hand_head: bool = False
+    """An auxiliary head over e(s) predicting the two hidden hands (module docstring): a training
+    signal only, never used to act."""
 
     def __post_init__(self):
         if self.history not in HISTORY_ENCODERS:
@@ -100,8 +113,9 @@ class ModelConfig:
         move = _MOVE_CARDS + _MOVE_SEATS
         history = 4 * lh * (move + lh + 2) if self.history == "lstm" else (HISTORY_MOVES * move + 1) * lh
         head = (self.head_layers - 1) * (hh + 1) * hh + hh + 1
+        hands = (h + 1) * HAND_OUTPUTS if self.hand_head else 0
         net = ((len(_NOT_HISTORY) + 1) * h + (h + 1) * h + history + (h + lh + 1) * h
-               + (ACTION_SIZE + 1) * ah + (h + 1) * hh + ah * hh + head)
+               + (ACTION_SIZE + 1) * ah + (h + 1) * hh + ah * hh + head + hands)
         return len(NETWORKS) * net
 
     def to_dict(self) -> dict:
@@ -109,6 +123,10 @@ class ModelConfig:
 
 
 HISTORY_ENCODERS = ("lstm", "mlp")
+#: The hand head's classes per rank of a hidden hand: 0, 1, 2, 3 or 4 cards.
+HAND_CLASSES = 5
+#: The hand head's outputs: 2 hidden seats x NUM_RANKS ranks x HAND_CLASSES.
+HAND_OUTPUTS = 2 * NUM_RANKS * HAND_CLASSES
 #: The largest model a config may ask for (weights and Adam's state), in GiB.
 MAX_MODEL_GIB = 8
 
@@ -133,10 +151,16 @@ class QNet(nn.Module):
         self.head = nn.Sequential(*[m for _ in range(cfg.head_layers - 1)
                                     for m in (nn.Linear(cfg.head_hidden, cfg.head_hidden), nn.ReLU())])
         self.out = nn.Linear(cfg.head_hidden, 1)
+        if cfg.hand_head:
+            self.hand_out = nn.Linear(cfg.hidden, HAND_OUTPUTS)
         self.register_buffer("not_history", torch.from_numpy(_NOT_HISTORY), persistent=False)
 
     def encode_state(self, obs: torch.Tensor) -> torch.Tensor:
         """``(N, OBS_SIZE)`` -> ``(N, head_hidden)``: U e(s) + b."""
+        return self.state_proj(self.embed(obs))
+
+    def embed(self, obs: torch.Tensor) -> torch.Tensor:
+        """``(N, OBS_SIZE)`` -> ``(N, hidden)``: the state embedding e(s)."""
         n = len(obs)
         flat = obs[:, self.not_history]
         moves = torch.cat([obs[:, _HISTORY_CARDS].reshape(n, HISTORY_MOVES, _MOVE_CARDS),
@@ -146,8 +170,11 @@ class QNet(nn.Module):
             history = h[-1]
         else:
             history = self.history_mlp(moves.reshape(n, -1))
-        e = self.state_out(torch.cat([self.state_mlp(flat), history], dim=1))
-        return self.state_proj(e)
+        return self.state_out(torch.cat([self.state_mlp(flat), history], dim=1))
+
+    def hand_logits(self, e: torch.Tensor) -> torch.Tensor:
+        """The hand head's ``(N, 2, NUM_RANKS, HAND_CLASSES)`` logits from embeddings ``e``."""
+        return self.hand_out(e).view(len(e), 2, NUM_RANKS, HAND_CLASSES)
 
     def score(self, state_code: torch.Tensor, actions: torch.Tensor) -> torch.Tensor:
         """Q of ``(M, ACTION_SIZE)`` actions given the ``(M, head_hidden)`` code of their state."""
@@ -181,6 +208,22 @@ class DMCModel(nn.Module):
             feats = self.action_feats[torch.from_numpy(ids[cand])]
             q[torch.from_numpy(cand)] = net.score(code[torch.from_numpy(local)], feats)
         return q
+
+    def q_and_hands(self, obs: torch.Tensor, pos: np.ndarray,
+                    ids: np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:
+        """Q of one action per state row (``ids``: ``(N,)``) and the hand head's
+        ``(N, 2, NUM_RANKS, HAND_CLASSES)`` logits of each row (the learner's pass; needs ``hand_head``)."""
+        if not self.cfg.hand_head:
+            raise ValueError("q_and_hands needs a model built with hand_head: true")
+        q = torch.zeros(len(ids), dtype=torch.float32, device=obs.device)
+        logits = torch.zeros((len(ids), 2, NUM_RANKS, HAND_CLASSES), dtype=torch.float32, device=obs.device)
+        for p in np.unique(pos):
+            rows = torch.from_numpy(np.flatnonzero(pos == p))
+            net = self.nets[NETWORKS[p]]
+            e = net.embed(obs[rows])
+            q[rows] = net.score(net.state_proj(e), self.action_feats[torch.from_numpy(ids)[rows]])
+            logits[rows] = net.hand_logits(e)
+        return q, logits
 
 
 class ModelOutputError(ValueError):

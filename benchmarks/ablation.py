@@ -58,6 +58,10 @@ VARIANTS: dict[str, dict] = {
     "lr_decay_0.1": {"learning_rate_end_factor": 0.1},
     "lr_decay_0.3": {"learning_rate_end_factor": 0.3},
     "doubling_eps_0.01": {"doubling_epsilon": 0.01},
+    # the auxiliary head that predicts the two hidden hands (DouZero+'s opponent modelling), a training signal
+    "hand_head": {"model.hand_head": True},
+    "hand_head_seed_1": {"model.hand_head": True, "seed": 1},
+    "hand_head_0.3": {"model.hand_head": True, "hand_loss_weight": 0.3},
     # who the model plays with
     "rule_opponents": {"opponents": ["rule"], "opponent_share": 0.5},
     "lstm_rule_opponents": {"model.history": "lstm", "opponents": ["rule"], "opponent_share": 0.5},

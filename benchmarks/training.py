@@ -199,7 +199,7 @@ def learner_rate(seconds: float, config: str = DEFAULT_CONFIG, device: str = "cp
     device = resolve_device(device)
     model = DMCModel(Rules.preset(cfg.rules), cfg.model)
     samples = Actor.from_config(model, cfg, np.random.default_rng(0)).collect(4 * cfg.batch_size, cfg.epsilon)
-    learner = Learner(model.to(device), cfg.learning_rate, cfg.max_grad_norm, device)
+    learner = Learner(model.to(device), cfg.learning_rate, cfg.max_grad_norm, device, cfg.hand_loss_weight)
     batches = [{k: v[i:i + cfg.batch_size] for k, v in samples.items()}
                for i in range(0, 4 * cfg.batch_size, cfg.batch_size)]
     learner.update(batches[0])  # warm-up

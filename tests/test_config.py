@@ -168,6 +168,7 @@ _NEW_VALUES = {
     "rules": ("douzero", "douzero"),
     "objective": ("wp", "wp"),
     "keep_checkpoints": ("true", True),
+    "hand_head": ("true", True),
     "fixed_landlord_share": ("0.25", 0.25),
     "learning_rate_end_factor": ("0.25", 0.25),
     "device": ("cpu", "cpu"),

@@ -119,9 +119,9 @@ class _Batch:
     """
 
     def __init__(self, rules, num_games: int, objective: str, rng: np.random.Generator,
-                 opponents=(), opponent_share: float = 0.0):
+                 opponents=(), opponent_share: float = 0.0, hands: bool = False):
         self.state = engine.reset(rng, num_games, rules)
-        self.recorder = EpisodeRecorder(num_games, objective)
+        self.recorder = EpisodeRecorder(num_games, objective, hands)
         self.games = np.arange(num_games)
         self.rng = rng
         self.opponents = list(opponents)
@@ -164,7 +164,8 @@ class _Batch:
             actions[theirs] = opponent.act(seat_view(s, theirs))
         before = s.redeals
         if len(mine):
-            self.recorder.record(mine, s.to_act[mine], pos, actions[mine], obs)
+            hidden = hidden_hands(s, mine) if self.recorder.hands is not None else None
+            self.recorder.record(mine, s.to_act[mine], pos, actions[mine], obs, hidden)
         self.state = engine.step(s, actions, check=False, auto_reset=True)
         return self._finished(before), len(mine)
 
@@ -180,6 +181,13 @@ class _Batch:
         if len(redealt):
             out.append(self.recorder.finish(redealt, np.zeros((len(redealt), 3), np.float32)))
         return out
+
+
+def hidden_hands(state: engine.State, games: np.ndarray) -> np.ndarray:
+    """``(len(games), 2, NUM_RANKS)``: the hands of the seat after the one to act and of the seat
+    after that, in each of ``games`` (the hand head's labels)."""
+    seat = state.to_act[games]
+    return np.stack([state.hands[games, (seat + 1) % 3], state.hands[games, (seat + 2) % 3]], axis=1)
 
 
 def _grouped(players: np.ndarray, games: np.ndarray) -> list[tuple[object, np.ndarray]]:
@@ -213,7 +221,7 @@ class Actor:
         rules = model.rules
         fixed = int(round(num_games * fixed_landlord_share)) if rules.bidding else 0
         sizes = [(rules, num_games - fixed), (dataclasses.replace(rules, bidding=False), fixed)]
-        self.tables = [_Batch(r, n, objective, rng, self.opponents, opponent_share)
+        self.tables = [_Batch(r, n, objective, rng, self.opponents, opponent_share, model.cfg.hand_head)
                        for r, n in sizes if n > 0]
         self.frames = 0
         self.hands = 0

@@ -1,7 +1,8 @@
 """From stepped games to Monte-Carlo samples, with bounded memory.
 
 :class:`EpisodeRecorder` keeps every decision of the hands in progress in a
-ring of rows (observation as packed bits, action, network, game, seat).
+ring of rows (observation as packed bits, action, network, game, seat, and
+with ``hands`` the two hidden hands at that decision, the hand head's labels).
 When a hand ends, all its rows become samples whose target is the final
 result of the seat that made the decision (``objective_targets``), and the
 rows are freed. Everything is array operations over the batch; nothing
@@ -14,10 +15,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from doudizhu_env.cards import NUM_RANKS
 from doudizhu_env.engine import MAX_HISTORY
 from doudizhu_env.observation import OBS_SIZE
 from doudizhu_env.rewards import OBJECTIVES, shape_reward
 
+#: The fields of every sample; a recorder with ``hands`` adds ``hands`` (``(N, 2, NUM_RANKS)`` int8).
 SAMPLE_FIELDS = ("obs", "action", "network", "target")
 
 
@@ -45,7 +48,7 @@ def unpack_obs(bits: np.ndarray) -> np.ndarray:
 class EpisodeRecorder:
     """Decisions of ``num_games`` hands in progress; see the module docstring."""
 
-    def __init__(self, num_games: int, objective: str = "adp"):
+    def __init__(self, num_games: int, objective: str = "adp", hands: bool = False):
         # a hand has at most 3 * (redeals + 1) + MAX_HISTORY decisions; a ring of
         # num_games * 2 * MAX_HISTORY rows is never overrun in practice, and checked
         self.capacity = num_games * 2 * MAX_HISTORY
@@ -55,10 +58,13 @@ class EpisodeRecorder:
         self.network = np.zeros(self.capacity, dtype=np.int8)
         self.game = np.full(self.capacity, -1, dtype=np.int64)
         self.seat = np.zeros(self.capacity, dtype=np.int8)
+        self.hands = np.zeros((self.capacity, 2, NUM_RANKS), dtype=np.int8) if hands else None
         self.head = 0
 
-    def record(self, games: np.ndarray, seats, networks, actions, obs: np.ndarray) -> None:
-        """Append one decision for each of ``games``."""
+    def record(self, games: np.ndarray, seats, networks, actions, obs: np.ndarray,
+               hidden: np.ndarray | None = None) -> None:
+        """Append one decision for each of ``games``; ``hidden`` (``(n, 2, NUM_RANKS)``: the next
+        seat's hand and the one after it) is required by a recorder with ``hands``."""
         n = len(games)
         rows = (self.head + np.arange(n)) % self.capacity
         if np.any(self.game[rows] >= 0):
@@ -66,6 +72,10 @@ class EpisodeRecorder:
         self.obs[rows] = pack_obs(obs)
         self.action[rows], self.network[rows] = actions, networks
         self.game[rows], self.seat[rows] = games, seats
+        if self.hands is not None:
+            if hidden is None:
+                raise ValueError("this recorder keeps the hidden hands (hands=True): pass `hidden`")
+            self.hands[rows] = hidden
         self.head = int((self.head + n) % self.capacity)
 
     def finish(self, games: np.ndarray, points: np.ndarray) -> dict[str, np.ndarray]:
@@ -76,6 +86,8 @@ class EpisodeRecorder:
         targets = objective_targets(points[slot[self.game[rows]], self.seat[rows]], self.objective)
         out = {"obs": self.obs[rows], "action": self.action[rows], "network": self.network[rows],
                "target": targets}
+        if self.hands is not None:
+            out["hands"] = self.hands[rows]
         self.game[rows] = -1
         return out
 
@@ -113,8 +125,8 @@ class SampleBuffer:
 
 
 def concat_samples(chunks: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
-    """One chunk of several (of none: a chunk of no samples)."""
+    """One chunk of several with the same fields (of none: a chunk of no samples)."""
     if not chunks:
         return {"obs": np.zeros((0, -(-OBS_SIZE // 8)), np.uint8), "action": np.zeros(0, np.int64),
                 "network": np.zeros(0, np.int8), "target": np.zeros(0, np.float32)}
-    return {k: np.concatenate([c[k] for c in chunks]) for k in SAMPLE_FIELDS}
+    return {k: np.concatenate([c[k] for c in chunks]) for k in chunks[0]}

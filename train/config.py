@@ -22,6 +22,7 @@ import yaml
 
 from agents.cluster import BACKENDS
 from agents.dmc import ModelConfig
+from doudizhu_env.cards import NUM_RANKS
 from doudizhu_env.checks import short
 from doudizhu_env.engine import MAX_HISTORY
 from doudizhu_env.observation import OBS_SIZE
@@ -119,6 +120,9 @@ class TrainConfig:
     budget). 1 = constant; below 1 needs ``total_frames`` or ``max_minutes``."""
     max_grad_norm: float = 10.0
     """Gradient clipping."""
+    hand_loss_weight: float = 1.0
+    """With ``model.hand_head``: the weight of the hand head's cross-entropy (mean over the two
+    hidden seats' ranks) added to the Q-values' squared error."""
     queue_size: int = 8
     """Bounded queue of sample chunks between actors and learner."""
     chunk_size: int = 2048
@@ -198,6 +202,8 @@ class TrainConfig:
         for name in ("learning_rate", "max_grad_norm"):
             if getattr(self, name) <= 0:
                 raise ConfigError(f"{name} must be > 0, got {getattr(self, name)}")
+        if not 0.0 <= self.hand_loss_weight < float("inf"):
+            raise ConfigError(f"hand_loss_weight must be a finite number >= 0, got {self.hand_loss_weight}")
         if not 0.0 <= self.learning_rate_end_factor <= 1.0:
             raise ConfigError(f"learning_rate_end_factor must be in [0, 1] (1: a constant learning rate), "
                               f"got {self.learning_rate_end_factor}")
@@ -230,8 +236,9 @@ class TrainConfig:
     def memory_bytes(self) -> int:
         """About how much memory the run's samples take: every actor's hands in progress (one row per
         decision, :class:`train.buffer.EpisodeRecorder`), the chunks in the queue and the buffer."""
-        row = -(-OBS_SIZE // 8) + 8 + 1 + 8 + 1
-        sample = -(-OBS_SIZE // 8) + 8 + 1 + 4
+        hands = 2 * NUM_RANKS if self.model.hand_head else 0
+        row = -(-OBS_SIZE // 8) + 8 + 1 + 8 + 1 + hands
+        sample = -(-OBS_SIZE // 8) + 8 + 1 + 4 + hands
         actors = max(self.num_actors, 1)
         recorder = actors * self.games_per_actor * 2 * MAX_HISTORY * row
         return recorder + (self.queue_size * self.chunk_size + self.buffer_size) * sample

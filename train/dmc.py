@@ -79,7 +79,8 @@ class Run:
         self.stop_signal: str | None = None  # the signal's name once the user asked the run to stop
         device = resolve_device(cfg.device)
         self.train_model = self.model if device == "cpu" else copy.deepcopy(self.model).to(device)
-        self.learner = Learner(self.train_model, cfg.learning_rate, cfg.max_grad_norm, device)
+        self.learner = Learner(self.train_model, cfg.learning_rate, cfg.max_grad_norm, device,
+                               cfg.hand_loss_weight)
         if resume:
             self._resume()
         elif cfg.init_weights:
