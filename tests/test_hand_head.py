@@ -184,3 +184,66 @@ def test_tiny_run_with_the_head_is_deterministic_and_loads(tmp_path):
 def test_a_bad_hand_loss_weight_is_refused(weight):
     with pytest.raises(ConfigError, match="hand_loss_weight"):
         load_config(TINY, {"hand_loss_weight": weight})
+
+
+# -- the hand head's benchmark: the head against counting alone ---------------------------------
+
+
+def brute_force_prior(first: str, second: str) -> np.ndarray:
+    """Every split of the two hands' cards (as cards) into hands of their sizes, equally likely: the
+    ``(2, NUM_RANKS, HAND_CLASSES)`` law of each seat's count per rank."""
+    from itertools import combinations
+
+    cards = [r for r, n in enumerate(counts(first) + counts(second)) for _ in range(n)]
+    size = int(counts(first).sum())
+    law = np.zeros((2, NUM_RANKS, HAND_CLASSES))
+    splits = list(combinations(range(len(cards)), size))
+    for chosen in splits:
+        mine = np.bincount([cards[i] for i in chosen], minlength=NUM_RANKS)
+        theirs = counts(first) + counts(second) - mine
+        law[0, np.arange(NUM_RANKS), mine] += 1
+        law[1, np.arange(NUM_RANKS), theirs] += 1
+    return law / len(splits)
+
+
+@pytest.mark.parametrize("first, second", [
+    ("3", "4"),
+    ("33", "34"),
+    ("3345", "3"),
+    ("2", "XD"),
+    ("3333", "4"),
+    ("34567", "789T"),
+])
+def test_counting_prior_is_the_law_of_a_random_split(first, second):
+    from benchmarks.hand_head import counting_prior
+
+    hidden = np.stack([counts(first), counts(second)])[None]
+    got = counting_prior(hidden)[0]
+    assert np.allclose(got, brute_force_prior(first, second))
+    assert np.allclose(got.sum(-1), 1.0)
+
+
+def test_hand_head_command_compares_the_head_with_counting(tmp_path, capsys):
+    from agents.checkpoint import save_checkpoint
+    from benchmarks.hand_head import main
+
+    model = hand_model(seed=6)
+    path = tmp_path / "head.pt"
+    save_checkpoint(str(path), model, torch.optim.Adam(model.parameters()), frames=1, updates=1,
+                    train_config={"seed": 0})
+    out = tmp_path / "hands.json"
+    figures = main(["--agent", f"dmc:{path}", "--games", "8", "--steps", "60", "--json", str(out)])
+    assert figures["decisions"] > 40
+    # an untrained head is near uniform over 5 classes; counting knows every rank with no unseen card
+    assert figures["head_ce"] == pytest.approx(np.log(HAND_CLASSES), rel=0.25)
+    assert 0 < figures["counting_ce"] < figures["head_ce"]
+    assert "hand head" in capsys.readouterr().out and out.exists()
+
+    plain = tmp_path / "plain.pt"
+    other = small_model()
+    save_checkpoint(str(plain), other, torch.optim.Adam(other.parameters()), frames=1, updates=1,
+                    train_config={"seed": 0})
+    with pytest.raises(SystemExit) as err:
+        main(["--agent", f"dmc:{plain}"])
+    assert err.value.code == 2
+    assert "hand head" in capsys.readouterr().err
