@@ -82,11 +82,12 @@ class Broadcast:
 
 class OnDevice:
     """A :class:`~agents.dmc.DMCModel` on ``device`` for :class:`~agents.dmc.DMCAgent`, which gives it
-    CPU tensors and reads CPU tensors back: the inputs go to the device, the Q-values come back."""
+    CPU tensors and reads CPU tensors back: the inputs go to the device, the Q-values come back.
+    ``rules`` and ``cfg`` are the model's (the actor reads both)."""
 
     def __init__(self, model: DMCModel, device: str):
         self.model, self.device = model.to(device), torch.device(device)
-        self.rules = model.rules
+        self.rules, self.cfg = model.rules, model.cfg
 
     def q_values(self, obs: torch.Tensor, pos: np.ndarray, ids: np.ndarray, seg: np.ndarray) -> torch.Tensor:
         """:meth:`agents.dmc.DMCModel.q_values` on the device, returned on the CPU."""
