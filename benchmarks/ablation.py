@@ -62,6 +62,7 @@ VARIANTS: dict[str, dict] = {
     "hand_head": {"model.hand_head": True},
     "hand_head_seed_1": {"model.hand_head": True, "seed": 1},
     "hand_head_0.3": {"model.hand_head": True, "hand_loss_weight": 0.3},
+    "hand_head_0.3_seed_1": {"model.hand_head": True, "hand_loss_weight": 0.3, "seed": 1},
     # who the model plays with
     "rule_opponents": {"opponents": ["rule"], "opponent_share": 0.5},
     "lstm_rule_opponents": {"model.history": "lstm", "opponents": ["rule"], "opponent_share": 0.5},
