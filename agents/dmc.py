@@ -23,8 +23,9 @@ predicts the cards of the two seats it cannot see (the next seat's and the
 one after, per rank: 0 to 4 cards, :data:`HAND_CLASSES` classes), as the
 opponent-modelling module of DouZero+ (Zhao et al., 2022) does. It is a
 training signal only: the learner adds its cross-entropy against the true
-hands to the loss (``hand_loss_weight``), so the state embedding learns what
-the public history says about the hidden cards; acting never calls it and its
+hands to the loss (``hand_loss_weight``), to push the state embedding towards
+what the public history says about the hidden cards (``benchmarks.hand_head``
+measures how far it gets); acting never calls it and its
 input is the seat's own observation, so nothing hidden reaches a decision.
 
 ``U e(s)`` is computed once per decision; per action the cost is the small

@@ -247,3 +247,18 @@ def test_hand_head_command_compares_the_head_with_counting(tmp_path, capsys):
         main(["--agent", f"dmc:{plain}"])
     assert err.value.code == 2
     assert "hand head" in capsys.readouterr().err
+
+
+def test_a_chunk_of_no_samples_leaves_the_buffer_as_it_was():
+    """An actor stopped before its first sample sends a chunk without ``hands``; the buffer keeps
+    only chunks with samples, so batches taken after it still carry the labels."""
+    from train.buffer import SampleBuffer, concat_samples
+
+    chunk = Actor(hand_model(), 8, "adp", np.random.default_rng(0)).collect(64, epsilon=0.1)
+    buffer = SampleBuffer(4096)
+    buffer.put(concat_samples([]))
+    buffer.put(chunk)
+    buffer.put(concat_samples([]))
+    assert buffer.size == len(chunk["target"]) and len(buffer.parts) == 1
+    batch = buffer.take(len(chunk["target"]))
+    assert np.array_equal(batch["hands"], chunk["hands"])

@@ -102,6 +102,10 @@ class SampleBuffer:
         self.dropped = 0
 
     def put(self, chunk: dict[str, np.ndarray]) -> None:
+        """Append ``chunk``; a chunk of no samples (an actor stopped before its first) is not kept, so
+        every part held has the fields of the samples (``hands`` included where recorded)."""
+        if not len(chunk["target"]):
+            return
         self.parts.append(chunk)
         self.size += len(chunk["target"])
         while self.size - len(self.parts[0]["target"]) >= self.max_size:
