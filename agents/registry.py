@@ -8,8 +8,9 @@ Specs:
   standard rules; see ``docs/pretrained.md``), played greedily
 - ``rlcard``: rlcard's ``DouDizhuRuleAgentV1`` through :mod:`agents.rlcard_adapter`
   (extra ``peers``: ``pip install rlcard==1.2.0``)
-- ``dmc:PATH`` or a path ending in ``.pt``: a checkpoint of ``train.dmc``, played greedily
-  by :class:`agents.dmc.DMCAgent`
+- ``dmc:PATH`` or a path ending in ``.pt``: a checkpoint of ``train.dmc`` (or ``train.export``),
+  played greedily: by :class:`agents.dmc.DMCAgent` when the DMC learner wrote it, by
+  :class:`agents.policy.PolicyAgent` (its most probable action) when the PPO learner did
 - ``douzero:DIR`` or a path to a DouZero ``.ckpt`` file / a directory holding
   ``landlord.ckpt``, ``landlord_up.ckpt``, ``landlord_down.ckpt``: DouZero-format
   checkpoints through :mod:`agents.douzero_adapter` (needs torch)
@@ -90,14 +91,15 @@ def check_specs(specs, rules: Rules | None = None) -> None:
 
 
 def _dmc_agent(path: str, rules: Rules | None) -> Agent:
-    """A greedy :class:`agents.dmc.DMCAgent` from a training checkpoint (``train.dmc``)."""
-    from .checkpoint import load_model
-    from .dmc import DMCAgent
+    """The greedy agent of a training checkpoint (``train.dmc``) by the learner that wrote it: the
+    policy's weights only (a PPO file's critic is not read)."""
+    from .checkpoint import learner_of, load_model, read_checkpoint
+    from .policy import policy_agent
 
     model = load_model(path)
     if rules is not None and action_table(rules).names != action_table(model.rules).names:
         raise ValueError(f"{path!r} was trained under rules {model.rules}; its actions differ from {rules}'s")
-    return DMCAgent(model)
+    return policy_agent(model, learner_of(read_checkpoint(path), path))
 
 
 def _search_agent(spec: str, rules: Rules | None, rng: np.random.Generator) -> Agent:
