@@ -100,7 +100,7 @@ class EpisodeRecorder:
                 raise ValueError("this recorder keeps the legal actions (trajectories=True): pass `legal`")
             ids, offsets = legal
             for row, start, stop in zip(rows, offsets[:-1], offsets[1:], strict=True):
-                self.legal[row] = ids[start:stop].astype(np.int16)
+                self.legal[row] = ids[start:stop].astype(np.int32)
         self.taught[rows] = taught
         self.time[rows] = self.recorded + np.arange(n)
         self.recorded += n
@@ -131,7 +131,7 @@ class EpisodeRecorder:
         last = np.r_[key[1:] != key[:-1], True]  # the last row of each trajectory
         ends = np.flatnonzero(last)
         end_of_row = ends[np.searchsorted(ends, np.arange(len(rows)))]
-        return {"legal": np.concatenate(legal) if legal else np.zeros(0, np.int16),
+        return {"legal": np.concatenate(legal) if legal else np.zeros(0, np.int32),
                 "legal_count": np.array([len(a) for a in legal], np.int32),
                 "steps_left": (end_of_row - np.arange(len(rows))).astype(np.int16),
                 "taught": self.taught[rows]}
