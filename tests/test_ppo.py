@@ -317,3 +317,10 @@ def test_a_bad_warm_start_agent_fails_before_any_work(tmp_path):
     with pytest.raises(ConfigError, match="warm_start_agent: agent 'nobody'"):
         train(tiny_ppo(tmp_path, warm_start_frames=100, warm_start_agent="nobody"))
     assert not os.listdir(tmp_path)
+
+
+def test_the_ablations_ppo_variant_is_configs_ppo_yaml():
+    from benchmarks.ablation import DEFAULT_CONFIG, PPO
+
+    from_default = load_config(DEFAULT_CONFIG, {"run_name": "ppo", **PPO})
+    assert from_default == load_config("configs/ppo.yaml")

@@ -164,7 +164,7 @@ class _Batch:
                 legal = bits_to_ids(engine.legal_bits(s))
         elif len(mine):
             actions[mine], obs, pos = agent.decide(engine.take(s, mine) if len(mine) < len(self.games) else s)
-            legal = agent.last_legal
+            legal = agent.last_legal if self.recorder.legal is not None else None
         others = np.flatnonzero(player > 0)
         for opponent, theirs in _grouped(self.player_of[others], others):
             actions[theirs] = opponent.act(seat_view(s, theirs))
