@@ -86,7 +86,7 @@ VARIANTS: dict[str, dict] = {
     # the PPO learner with a critic that sees the hidden hands (configs/ppo.yaml's settings), and
     # the same after a warm start by cloning RuleAgent
     "ppo": PPO,
-    "ppo_warm": {**PPO, "warm_start_frames": 200_000},
+    "ppo_warm": {**PPO, "warm_start_frames": 100_000},
 }
 #: The variants run when none are named.
 DEFAULT_VARIANTS = ("default", "lstm", "wide", "narrow", "deep_head", "douzero_sized", "batch_256",

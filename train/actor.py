@@ -23,7 +23,14 @@ Two options bring other players into the actor's games:
   exploration as the model, and all its decisions become samples. The model
   learns Q of that agent's play (Monte-Carlo returns of its games), and the
   greedy policy over that Q is one step of policy improvement over it before
-  any self-play. Hands in progress at the switch are finished by the model.
+  any self-play; the PPO learner clones its decisions (marked ``taught`` in
+  the samples). Hands in progress at the switch are finished by the model.
+
+With ``learner: ppo`` the model plays as a policy, drawing each move from the
+softmax of its scores over the legal actions (:class:`agents.policy.PolicyAgent`),
+and the samples are whole trajectories with what the PPO learner needs: the
+hidden hands (the critic's input), the legal actions and ``steps_left``
+(:class:`train.buffer.EpisodeRecorder` with ``trajectories``).
 
 *Frames* are the decisions that become samples; an opponent's moves are part
 of the environment, as a Gymnasium opponent's are.

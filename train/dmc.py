@@ -1,8 +1,9 @@
-"""DMC self-play training of the whole game (bidding, doubling and play), logged to TensorBoard.
+"""Self-play training of the whole game (bidding, doubling and play) by DMC or PPO, logged to TensorBoard.
 
 Run::
 
     python -m train.dmc --config configs/default.yaml --max-minutes 5
+    python -m train.dmc --config configs/ppo.yaml --max-minutes 5          # learner: ppo
     python -m train.dmc --config configs/tiny.yaml --run-name test --total-frames 5000
     python -m train.dmc --config configs/default.yaml --resume        # continue runs/<run_name>
 
@@ -25,7 +26,10 @@ How it works, top to bottom:
    (:mod:`train.ray_backend`), and everything else is the same.
 3. The learner (this process) takes fixed-size batches from a bounded
    buffer, regresses Q(s, a) on the targets with Adam, and updates the shared
-   weights in place.
+   weights in place. With ``learner: ppo`` the same networks are a policy
+   and the learner is :class:`train.ppo.PPOLearner` (batches of whole hands,
+   a critic that sees the hidden hands, the clipped objective); the rest of
+   the run is the same.
 4. Every ``checkpoint_minutes`` a checkpoint; every ``eval_minutes`` an
    evaluation through the arena against the baselines; at the end both,
    and the evaluation table is printed.
