@@ -33,6 +33,7 @@ import json
 import math
 import multiprocessing as mp
 import os
+import signal
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence, Sized
 from dataclasses import dataclass, field
@@ -324,6 +325,13 @@ def one_thread() -> None:
         sys.modules["torch"].set_num_threads(1)
 
 
+def _worker_start() -> None:
+    """A worker process: one torch thread, and Ctrl-C left to the main process (which stops the pool
+    and says so in one line) instead of a traceback from every worker."""
+    one_thread()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def play_chunks(jobs: Iterable, workers: int = 1, pool: Callable | None = None) -> Iterator[ChunkResult]:
     """The results of jobs like :func:`chunk_jobs`' (a list, or any iterable), in their order, as each
     is played: by ``pool`` (see :func:`run_arena`), else in this process (``workers`` 1) or a local
@@ -331,7 +339,7 @@ def play_chunks(jobs: Iterable, workers: int = 1, pool: Callable | None = None) 
     size = len(jobs) if isinstance(jobs, Sized) else workers
     if pool is None and workers > 1 and size > 1:
         ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else mp.get_context()
-        with ctx.Pool(min(workers, size), initializer=one_thread) as procs:  # no idle processes
+        with ctx.Pool(min(workers, size), initializer=_worker_start) as procs:  # no idle processes
             yield from procs.imap(_job, jobs)
         return
     yield from (pool or map)(_job, jobs)

@@ -81,6 +81,8 @@ INFERENCE_MODES = ("moves", "all", "none")
 #: sampled worlds): decisions beyond it are searched in turn, so memory stays bounded (~100 MB).
 MAX_BATCH = 65_536
 OBJECTIVES = ("adp", "wp")
+#: Worlds of the first round under a time limit; later rounds are sized by the time left.
+FIRST_ROUND = 2
 
 
 class SearchConfigError(ValueError):
@@ -105,7 +107,8 @@ class SearchConfig:
     objective: str = "adp"
     """``adp``: best mean points for the seat; ``wp``: best share of rollouts won."""
     time_limit: float = 0.0
-    """Seconds per decision (0: none). Worlds are rolled out in rounds until the time is spent."""
+    """Seconds per decision (0: none). Worlds are rolled out in rounds, each sized by the time left at
+    the pace of the round before, until the time is spent (at least one world is rolled out)."""
 
     def __post_init__(self):
         for name in ("worlds", "candidates", "samples"):
@@ -424,16 +427,18 @@ class SearchAgent(Agent):
                                   cfg.candidates)
         hands = self._worlds(view)
         totals = [np.zeros(len(c)) for c in cands]
-        done, step = 0, max(1, cfg.worlds // 4) if cfg.time_limit else cfg.worlds
-        while done < cfg.worlds:
-            part = hands[:, done : done + step]
+        budget = cfg.time_limit * view.num_games
+        done, step = 0, min(cfg.worlds, FIRST_ROUND) if cfg.time_limit else cfg.worlds
+        while done < cfg.worlds and step >= 1:
+            part, round_start = hands[:, done : done + step], time.perf_counter()
             values = rollout_values(view, part, cands, self.policies, cfg.objective)
             for t, v in zip(totals, values, strict=True):
                 t += v * part.shape[1]
             done += part.shape[1]
-            spent = time.perf_counter() - start
-            if cfg.time_limit and spent * (done + step) / done > cfg.time_limit * view.num_games:
-                break
+            if cfg.time_limit:  # the next round is what the time left allows at this round's pace
+                now = time.perf_counter()
+                per_world = (now - round_start) / part.shape[1]
+                step = min(int((budget - (now - start)) / max(per_world, 1e-9)), cfg.worlds - done)
         self.searched += view.num_games
         self.worlds_rolled += done * view.num_games
         return np.array([c[int(np.argmax(t))] for c, t in zip(cands, totals, strict=True)], np.int64)
@@ -473,10 +478,15 @@ def parse_spec(spec: str) -> tuple[str, str | None, SearchConfig]:
                                 "e.g. search:rule or search:pretrained,rollout=rule")
     values: dict = {}
     rollout = None
+    seen: set = set()
     for opt in options:
         key, eq, value = opt.partition("=")
         if not eq or not value:
             raise SearchConfigError(f"search option {opt!r} in {spec!r} is not key=value")
+        if key in seen:
+            raise SearchConfigError(f"search option {key!r} is given twice in {spec!r}; expected each "
+                                    "option once")
+        seen.add(key)
         if key == "rollout":
             rollout = value
         elif key in _OPTION_NAMES:

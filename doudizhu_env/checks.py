@@ -4,6 +4,7 @@
   deeply nested the value is (a YAML "billion laughs" is quoted in a few dozen characters).
 - :func:`is_int`: an integer that is not a bool (Python or numpy).
 - :func:`seat_array`: seats given to a batch function, checked and broadcast.
+- :func:`check_seed`: a seed of the commands and judges (numpy's generators take 0..2**63-1 here).
 """
 
 from __future__ import annotations
@@ -30,6 +31,17 @@ def short(value, limit: int = 80) -> str:
 def is_int(x) -> bool:
     """Whether ``x`` is an integer (``int`` or a numpy integer) and not a bool."""
     return isinstance(x, numbers.Integral) and not isinstance(x, bool) and type(x).__name__ != "bool_"
+
+
+#: The largest seed a command takes (numpy's ``SeedSequence`` refuses negative ones).
+MAX_SEED = 2**63 - 1
+
+
+def check_seed(seed, name: str = "seed") -> int:
+    """``seed`` if it is an integer in 0..:data:`MAX_SEED`, else ValueError naming ``name``."""
+    if not is_int(seed) or not 0 <= seed <= MAX_SEED:
+        raise ValueError(f"{name} must be an integer in 0..2**63-1, got {short(seed)}")
+    return int(seed)
 
 
 def seat_array(seats, n: int, name: str = "seats") -> np.ndarray:

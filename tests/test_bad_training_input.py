@@ -51,7 +51,7 @@ SMALL = small_config()
         ({"epsilon": "-0.5"}, r"epsilon must be a probability in \[0, 1\]"),
         ({"epsilon_final": "1.5"}, r"epsilon_final must be a probability"),
         ({"bidding_epsilon": "-0.1"}, r"bidding_epsilon must be a probability"),
-        ({"model.hidden": "0"}, "model.hidden must be a positive integer"),
+        ({"model.hidden": "0"}, "model.hidden must be an integer in 1..4,096, got 0"),
         ({"checkpoint_minutes": "-1"}, "checkpoint_minutes must be >= 0"),
         ({"log_seconds": "-1"}, "log_seconds must be >= 0"),
         ({"eval_minutes": "-1"}, "eval_minutes must be >= 0"),
@@ -359,7 +359,7 @@ def test_a_checkpoint_asking_for_a_huge_model_is_refused(tmp_path):
     path = tmp_path / "huge.pt"
     save_checkpoint(str(path), small_model(), frames=0, updates=0)
     data = torch.load(path, weights_only=True)
-    data["model_config"]["hidden"] = 10**6
+    data["model_config"].update(hidden=4096, head_hidden=4096, head_layers=32)
     del data["digest"]
     torch.save(data, path)
     with pytest.raises(CheckpointError, match="is not a ModelConfig.*GiB"):
