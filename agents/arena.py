@@ -43,7 +43,7 @@ import numpy as np
 from doudizhu_env import engine
 from doudizhu_env.cards import format_hand
 from doudizhu_env.engine import ROLE_NAMES, Deal, role_of
-from doudizhu_env.files import atomic_write, check_output
+from doudizhu_env.files import atomic_write, check_input, check_output
 from doudizhu_env.players import play_out
 from doudizhu_env.records import records_from_state, save_records
 from doudizhu_env.rules import Rules, resolve_rules
@@ -90,9 +90,14 @@ def save_deals(deals: Sequence[Deal], path: str) -> None:
     atomic_write(path, json.dumps([dataclasses.asdict(d) for d in deals]))
 
 
+#: The largest deals file read (a deal takes about 90 bytes of JSON: ten million deals and a margin).
+MAX_DEALS_FILE_BYTES = 2**30
+
+
 def load_deals(path: str) -> list[Deal]:
     """Read deals written by :func:`save_deals`, each checked (17 + 17 + 17 + 3 cards of one deck,
     seats 0..2): ``ValueError`` names the first bad one."""
+    check_input(path, "deals file", MAX_DEALS_FILE_BYTES)
     try:
         with open(path) as f:
             data = json.load(f)

@@ -89,7 +89,12 @@ def split_rollout(value: str) -> list[str]:
     if "/" not in value or os.path.exists(path):
         return [value]
     parts = value.split("/")
-    if len(parts) == 3 and all(_stands_alone(p) for p in parts):
+    if all(_stands_alone(p) for p in parts):
+        if len(parts) != 3:
+            from .search import SearchConfigError
+
+            raise SearchConfigError(f"rollout={value!r}: expected one agent spec, or three separated by '/' "
+                                    "(landlord/landlord_down/landlord_up)")
         return parts
     return [value]
 

@@ -40,8 +40,8 @@ import numpy as np
 from . import engine, records
 from .actions import BID0, DOUBLE, NO_DOUBLE, PASS, action_table
 from .cards import format_hand, parse_hand
-from .checks import short
-from .files import check_output
+from .checks import check_seed, short
+from .files import check_outputs
 from .players import decide
 from .rules import Rules
 from .tableview import (
@@ -489,7 +489,10 @@ def _main(argv=None) -> int:
         return 2
     seed = secrets.randbelow(10**6) if args.seed is None else args.seed
     try:
-        check_output(args.record, "--record")  # now, not after the first hand
+        from agents.registry import spec_files
+
+        check_seed(seed, "--seed")
+        check_outputs({"--record": args.record}, inputs=spec_files(args.opponents))  # not after a hand
         rules = Rules.preset(args.rules)
         if "pretrained" in args.opponents and rules != Rules.preset("standard"):
             raise ValueError(f"the pretrained agent plays the standard rules only, not --rules {args.rules}; "

@@ -43,7 +43,7 @@ from .cards import (
     format_hand,
 )
 from .checks import is_int, short
-from .files import append_text, atomic_write
+from .files import InputPathError, append_text, atomic_write, check_input
 from .rules import Rules
 
 FORMAT = "doudizhu-record"
@@ -160,17 +160,32 @@ def save_records(recs: Iterable[dict], path: str | os.PathLike, append: bool = F
     return len(lines)
 
 
+#: The longest line of a records file read (a record takes a few KB): ``/dev/zero`` or a stream of
+#: one endless line is refused once this much of it is read.
+MAX_LINE_BYTES = 2**20
+
+
 def _lines(f, path) -> Iterator[str]:
-    """The lines of a text file opened as UTF-8; a file that is not is a :class:`RecordError`."""
+    """The lines of a text file opened as UTF-8, each at most :data:`MAX_LINE_BYTES` characters; a file
+    that is not UTF-8, or holds a longer line, is a :class:`RecordError`."""
     try:
-        yield from f
+        for number, line in enumerate(iter(lambda: f.readline(MAX_LINE_BYTES + 1), ""), 1):
+            if len(line) > MAX_LINE_BYTES:
+                raise RecordError(f"{path}, line {number}: longer than {MAX_LINE_BYTES:,} characters; a "
+                                  "record takes a few thousand")
+            yield line
     except UnicodeDecodeError as e:
         raise RecordError(f"{path} is not UTF-8 text ({e.reason} at byte {e.start}); records are JSON "
                           "Lines in UTF-8") from None
 
 
 def iter_records(path: str | os.PathLike) -> Iterator[dict]:
-    """The records of a JSON Lines file, checked one by one (blank lines are skipped)."""
+    """The records of a JSON Lines file (or a pipe: ``<(cat games.jsonl)``), checked one by one (blank
+    lines are skipped); a path that is a folder or a device is refused before it is opened."""
+    try:
+        check_input(path, "records file", streams=True)
+    except InputPathError as e:
+        raise RecordError(str(e)) from None
     with open(path, encoding="utf-8") as f:
         for number, line in enumerate(_lines(f, path), 1):
             if not line.strip():
@@ -218,9 +233,10 @@ def check_record(rec) -> None:
     rules = rules_of(rec)
     deal_ids(rec)
     _check_seat(rec["first_bidder"], "first_bidder")
-    if not is_int(rec["redeals"]) or not 0 <= rec["redeals"] <= rules.redeal_limit + 1:
-        raise RecordError(f"'redeals' must be an int 0..{rules.redeal_limit + 1} (the rules' redeal_limit "
-                          f"and the deal that passed it), got {short(rec['redeals'])}")
+    most = rules.redeal_limit if rules.bidding else 0  # only an all-pass bidding redeals
+    if not is_int(rec["redeals"]) or not 0 <= rec["redeals"] <= most:
+        why = "the rules' redeal_limit" if rules.bidding else "rules without bidding never redeal"
+        raise RecordError(f"'redeals' must be an int 0..{most} ({why}), got {short(rec['redeals'])}")
     players = rec.get("players")
     if players is not None and not (isinstance(players, list) and len(players) == 3
                                     and all(p is None or isinstance(p, str) for p in players)):

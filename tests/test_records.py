@@ -151,7 +151,7 @@ BAD = {
     # the second round (issue 23): impossible or lying records
     "version true": (lambda r: r.update(version=True), "unsupported record version True"),
     "version float": (lambda r: r.update(version=1.0), "unsupported record version 1.0"),
-    "redeals too many": (lambda r: r.update(redeals=40000), r"'redeals' must be an int 0..101"),
+    "redeals too many": (lambda r: r.update(redeals=40000), r"'redeals' must be an int 0..100 \(the rules'"),
     "players five": (lambda r: r.update(players=5), "'players' must be a list of 3 names"),
     "players dict": (lambda r: r.update(players={"a": 1}), "'players' must be a list of 3 names"),
     "escaped but finished": (lambda r: r.update(escaped=0), "the moves finish the hand, but the record says"),

@@ -14,6 +14,7 @@ from agents.base import RandomAgent
 from agents.registry import make_agent
 from agents.rule import RuleAgent
 from agents.search import (
+    FIRST_ROUND,
     SearchAgent,
     SearchConfig,
     choose_candidates,
@@ -310,7 +311,7 @@ def test_time_limit_bounds_the_rounds():
     state = play_positions(STANDARD, seed=14, num_games=4)[8]
     out = agent.act(state)
     assert engine.is_legal(state, out).all()
-    assert agent.searched and agent.worlds_rolled == 4 * agent.searched  # one round of worlds // 4
+    assert agent.searched and agent.worlds_rolled == FIRST_ROUND * agent.searched  # the first round only
     unlimited = SearchAgent(RuleAgent(), dataclasses.replace(budget, time_limit=0), seed=0)
     unlimited.act(state)
     assert unlimited.worlds_rolled == 16 * unlimited.searched

@@ -37,8 +37,9 @@ from agents.arena import (
 )
 from agents.cluster import BACKENDS, ClusterUnreachable, import_ray
 from agents.ray_arena import chunk_pool
-from agents.registry import check_specs
-from doudizhu_env.files import atomic_write, check_output
+from agents.registry import check_specs, spec_files
+from doudizhu_env.checks import check_seed
+from doudizhu_env.files import atomic_write, check_outputs
 from doudizhu_env.rules import Rules
 
 
@@ -112,8 +113,9 @@ def main(argv=None) -> dict:
     try:  # a bad option, agent or file: one line naming it (and what was expected), exit status 2
         lineup, rules = resolve_args(args)
         seatings(lineup, args.duplicate)  # a line-up the duplicate scheme cannot seat: now, not later
-        for option in ("json", "record", "save_deals"):  # before any work, not after every game
-            check_output(getattr(args, option), f"--{option.replace('_', '-')}", inputs=[args.deals])
+        check_seed(args.seed, "--seed")
+        outputs = {f"--{o.replace('_', '-')}": getattr(args, o) for o in ("json", "record", "save_deals")}
+        check_outputs(outputs, inputs=[args.deals, *spec_files(lineup)])  # now, not after every game
         one_thread()
         deals = read_deals(args.deals) if args.deals else make_deals(args.seed, args.games, rules,
                                                                        args.chunk_size)
