@@ -112,9 +112,9 @@ def spec_paths(spec: str) -> list[str]:
 
         try:
             base, rollout, _ = parse_spec(spec)
+            parts = [base, *(split_rollout(rollout) if rollout else [])]
         except ValueError:
             return []
-        parts = [base, *(split_rollout(rollout) if rollout else [])]
         return [p for part in parts if not part.startswith("search:") for p in spec_paths(part)]
     if spec == "pretrained":
         return [PRETRAINED]

@@ -164,7 +164,8 @@ def cell_values(data, key: dict) -> tuple[np.ndarray, np.ndarray]:
         raise InvalidCell("it claims another cell's key (another version, agent, seed or file)")
     games = 1 if key["mode"] == "fixed" else 3
     values = []
-    for name, low, high in (("score", -MAX_POINTS, MAX_POINTS), ("win", 0.0, 1.0)):
+    for name, low, high, span in (("score", -MAX_POINTS, MAX_POINTS, "beyond ±2**31 points"),
+                                  ("win", 0.0, 1.0, "outside [0, 1]")):
         column = data[name]
         if not isinstance(column, list) or len(column) != key["deals"]:
             raise InvalidCell(f"{name} is not a list of {key['deals']} values, one per deal")
@@ -172,7 +173,7 @@ def cell_values(data, key: dict) -> tuple[np.ndarray, np.ndarray]:
             raise InvalidCell(f"{name} holds a value that is not a number")
         array = np.asarray(column, dtype=np.float64)
         if not (np.isfinite(array).all() and (array >= low).all() and (array <= high).all()):
-            raise InvalidCell(f"{name} holds a value that is not finite or outside [{low:g}, {high:g}]")
+            raise InvalidCell(f"{name} holds a value that is not finite or {span}")
         values.append(array)
     if not np.allclose(values[1] * games, np.round(values[1] * games)):
         raise InvalidCell(f"win holds a share that {games} game(s) per deal cannot give")
@@ -209,7 +210,7 @@ class CellCache:
             with open(path, encoding="utf-8") as f:
                 score, win = cell_values(json.load(f), key)
         except (OSError, ValueError, RecursionError) as err:  # InvalidCell, InputPathError, bad JSON
-            self.invalid.append(f"{path}: {short(str(err), 160)}")
+            self.invalid.append(f"{path}: {' '.join(str(err).split())[:200]}")
             return None
         return Cell(key["mode"], key["agent"], key["opponent"], score, win)
 
