@@ -535,3 +535,14 @@ def test_every_spec_a_config_names_is_checked_even_unused(tmp_path, overrides, w
         train(cfg)
     assert not os.listdir(tmp_path)
 
+
+
+def test_a_fifo_as_config_or_deals_file_is_refused(tmp_path, fifo, capsys):
+    from train.config import ConfigError, load_config
+    from train.evaluate import main
+
+    with no_hang(), pytest.raises(ConfigError, match="cannot read the config file .*: it is a FIFO"):
+        load_config(str(fifo))
+    with no_hang():
+        line = exits(main, ["--landlord", "rule", "--farmers", "random", "--deals", str(fifo)], capsys)
+    assert "deals file: cannot read" in line and "it is a FIFO (named pipe)" in line
