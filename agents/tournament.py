@@ -209,7 +209,7 @@ class CellCache:
             check_input(path, "cell file", MAX_CELL_BYTES)
             with open(path, encoding="utf-8") as f:
                 score, win = cell_values(json.load(f), key)
-        except (OSError, ValueError, RecursionError) as err:  # InvalidCell, InputPathError, bad JSON
+        except (OSError, ValueError, OverflowError, RecursionError) as err:  # a cell not to trust
             self.invalid.append(f"{path}: {' '.join(str(err).split())[:200]}")
             return None
         return Cell(key["mode"], key["agent"], key["opponent"], score, win)

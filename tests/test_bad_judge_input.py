@@ -261,6 +261,7 @@ def _set(data, name, value, at=0):
     (lambda d: _set(d, "score", float("nan")), "score holds a value that is not finite"),
     (lambda d: _set(d, "score", float("inf")), "not finite"),
     (lambda d: _set(d, "score", 1e308), "score holds a value that is not finite or beyond ±2**31 points"),
+    (lambda d: _set(d, "score", 10**400), "int too large to convert to float"),
     (lambda d: _set(d, "score", None), "score holds a value that is not a number"),
     (lambda d: _set(d, "score", True), "not a number"),
     (lambda d: _set(d, "win", 7), "win holds a value that is not finite or outside [0, 1]"),
