@@ -54,6 +54,9 @@ def kind_of(path) -> str:
     return next((name for test, name in _KINDS if test(mode)), "not a regular file")
 
 
+INPUT_PROBLEM = "it is an input of this command"
+
+
 def _same_file(a: str, b: str) -> bool:
     try:
         return os.path.samefile(a, b)
@@ -67,7 +70,7 @@ def output_problem(path, inputs: Sequence = (), overwrite: bool = True) -> str |
     if not path or "\0" in path:
         return "the path is empty" if not path else "the path holds a NUL character"
     if any(_same_file(path, os.fspath(i)) for i in inputs if i is not None and os.path.exists(os.fspath(i))):
-        return "it is an input of this command"
+        return INPUT_PROBLEM
     if os.path.lexists(path):
         mode = os.stat(path).st_mode if os.path.exists(path) else 0
         if stat.S_ISDIR(mode):
@@ -95,9 +98,9 @@ def check_output(path, what: str = "output", inputs: Sequence = (), overwrite: b
         return
     problem = output_problem(path, inputs, overwrite)
     if problem:
-        shown = repr(os.fspath(path))[:120]
-        raise OutputPathError(f"{what}: cannot write {shown}: {problem}; expected a file path in an "
-                              "existing, writable folder")
+        expected = ("another file (an output never replaces an input)" if problem == INPUT_PROBLEM
+                    else "a file path in an existing, writable folder")
+        raise OutputPathError(f"{what}: cannot write {short_path(path)}: {problem}; expected {expected}")
 
 
 def _same_output(a: str, b: str) -> bool:
