@@ -2,13 +2,13 @@
 
 ::
 
-    from agents.arena import format_report, run_arena
+    from doudizhu_arena.arena import format_report, run_arena
 
     report = run_arena(["sb3:ppo_doudizhu.zip", "random", "random"], 300)  # a model.save() file
     print(format_report(report))
 
 ``sb3:PATH`` is the spec of :func:`agents.registry.make_agent` (so also
-``python -m train.evaluate --landlord sb3:ppo_doudizhu.zip --farmers random``);
+``python -m doudizhu_arena.evaluate --landlord sb3:ppo_doudizhu.zip --farmers random``);
 ``SB3Agent(model)`` wraps a model already in memory (with ``run_arena``'s
 ``agent_factory``).
 

@@ -70,10 +70,10 @@ import numpy as np
 from doudizhu_env import engine
 from doudizhu_env.actions import BID0, NO_DOUBLE, PASS, action_table
 from doudizhu_env.cards import DECK_COUNTS, NUM_RANKS, format_hand
+from doudizhu_env.driver import play_out
 from doudizhu_env.engine import PLAY, Deal, role_of
 from doudizhu_env.observation import cards_left, seat_view
 
-from .arena import play_games
 from .base import Agent
 
 INFERENCE_MODES = ("moves", "all", "none")
@@ -350,7 +350,7 @@ def rollout_values(view: engine.State, hands: np.ndarray, cands: list[np.ndarray
     state = engine.step(with_hands(view, game, hands[game, world]), first, check=False)
     agents = _distinct(policies)
     role_agent = np.array([next(j for j, a in enumerate(agents) if a is p) for p in policies])
-    state, _ = play_games(state, role_agent[role_of(np.arange(3)[None, :], state.landlord[:, None])], agents)
+    state, _ = play_out(state, role_agent[role_of(np.arange(3)[None, :], state.landlord[:, None])], agents)
     seat = view.to_act.astype(np.int64)[game]
     points = state.scores[np.arange(len(game)), seat].astype(np.float64)
     value = points if objective == "adp" else (points > 0).astype(np.float64)

@@ -38,15 +38,15 @@ import argparse
 
 import numpy as np
 
-from agents.arena import mean_ci
 from agents.base import Agent
 from agents.dmc import DMCAgent, network_of
 from agents.registry import make_agent
+from doudizhu_arena.arena import mean_ci
 from doudizhu_env import engine
 from doudizhu_env.actions import DOUBLE, NO_DOUBLE, SPECIAL_NAMES
+from doudizhu_env.driver import play_out
 from doudizhu_env.engine import ROLE_NAMES, role_of
 from doudizhu_env.observation import seat_view
-from doudizhu_env.players import play_out
 from doudizhu_env.rewards import OBJECTIVES
 from doudizhu_env.rules import Rules
 from train.buffer import objective_targets

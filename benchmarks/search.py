@@ -23,10 +23,10 @@ import time
 
 import numpy as np
 
-from agents.arena import REPORT_ROLES, one_thread, run_arena
 from agents.registry import make_agent
 from agents.rule import RuleAgent
 from benchmarks import check_output, write_json
+from doudizhu_arena.arena import REPORT_ROLES, one_thread, run_arena
 from doudizhu_env import engine
 from doudizhu_env.actions import action_table
 from doudizhu_env.engine import PLAY, ROLE_NAMES

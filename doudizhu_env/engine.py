@@ -383,7 +383,7 @@ def sample_legal(state: State, rng: np.random.Generator) -> np.ndarray:
 class RandomPolicy:
     """The uniform random player: :func:`sample_legal` from its own generator, for a batch of games.
 
-    ``act(view)`` is a player's (see :mod:`doudizhu_env.players`; ``agents.base.RandomAgent`` is
+    ``act(view)`` is a player's (see :mod:`doudizhu_env.driver`; ``agents.base.RandomAgent`` is
     this class with seed 0 by default). It reads nothing but the acting seat's legal actions, so
     it declares ``needs_view = False`` (drivers hand it their games as they are, without building
     seat views) and ``legal_by_construction = True`` (its actions need no check); ``act_game``

@@ -33,7 +33,7 @@ at (built when asked for).
 **Opponents.** ``opponents`` is a list of two :class:`agents.base.Agent`-like
 objects (anything with ``act(view) -> actions``): ``opponents[0]`` plays the
 seat after the learner, ``opponents[1]`` the seat before it. They are asked
-as everywhere else (:mod:`doudizhu_env.players`, the arena's driver too):
+as everywhere else (:mod:`doudizhu_env.driver`, the arena's driver too):
 each is called with the *seat view* (:func:`doudizhu_env.observation.seat_view`)
 of the games where its seat is to act (a one-game state in ``DouDizhuEnv``),
 so it cannot see hidden cards, and its actions are checked (an illegal one
@@ -161,6 +161,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from . import engine, register_envs
+from .driver import decide_in_game, needs_check, seat_actions
 from .engine import PHASE_NAMES, ROLE_NAMES, Deal, IllegalActionError, RandomPolicy
 from .env_args import (  # noqa: F401  (ILLEGAL_ACTIONS, observation_box: re-exported)
     ILLEGAL_ACTIONS,
@@ -174,7 +175,6 @@ from .env_args import (  # noqa: F401  (ILLEGAL_ACTIONS, observation_box: re-exp
 )
 from .legal import bits_to_ids
 from .observation import OBS_SIZE, observe
-from .players import decide_in_game, needs_check, seat_actions
 from .render import emit, render_text
 from .rewards import REWARDS, shape_reward
 from .rules import resolve_rules
@@ -389,7 +389,7 @@ class DouDizhuEnv(gymnasium.Env):
 class _GameOpponents:
     """The two opponents of a learning seat in one :class:`~doudizhu_env.single.Game`.
 
-    Each is asked as :mod:`doudizhu_env.players` says: on the game itself when it offers
+    Each is asked as :mod:`doudizhu_env.driver` says: on the game itself when it offers
     ``act_game`` (the default random players do: the very draws they would make from the
     one-game state), else on the one-game state, as on the batched engine.
     """

@@ -15,7 +15,7 @@ write and read them, and replay them::
 
 A malformed record (missing or mistyped fields, unknown actions, moves the
 rules forbid, a result the moves do not give) raises :class:`RecordError`
-saying what and where. ``python -m doudizhu_env.replay FILE`` prints records
+saying what and where. ``python -m doudizhu_table.replay FILE`` prints records
 move by move.
 """
 

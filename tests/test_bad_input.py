@@ -288,14 +288,14 @@ class _Returns:
 def test_an_opponent_returning_nonsense_is_named(value):
     gym = pytest.importorskip("gymnasium")
     import doudizhu_env  # noqa: F401
-    from agents.arena import play_games
+    from doudizhu_env.driver import play_out
 
     env = gym.make("DouDizhu-v0", seat=1, opponents=[_Returns(value), _Returns(value)])
     with pytest.raises(ValueError, match=r"liar returned .* for 1 game\(s\); expected 1 integer action"):
         env.reset(seed=0)
     state = engine.reset(0, 4)
     with pytest.raises(ValueError, match=r"liar returned .* for 4 game\(s\); expected 4 integer"):
-        play_games(state, np.zeros((4, 3), np.int64), [_Returns(value)])
+        play_out(state, np.zeros((4, 3), np.int64), [_Returns(value)])
 
 
 def test_vector_env_opponent_of_the_wrong_length():

@@ -1,4 +1,4 @@
-"""``doudizhu_env.players``: how every driver asks its agents for moves (what each is given, checked)."""
+"""``doudizhu_env.driver``: how every driver asks its agents for moves (what each is given, checked)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from doudizhu_env import engine
-from doudizhu_env.players import (
+from doudizhu_env.driver import (
     decide,
     decide_in_game,
     legal_by_construction,

@@ -235,10 +235,10 @@ def test_a_pickled_game_plays_on_the_same():
 @pytest.mark.parametrize("rules", ["standard", "douzero", "standard_truncating"])
 def test_gym_env_plays_as_the_batched_single_seat_loop(rules):
     """``DouDizhuEnv`` with its default random opponents, against the loop it replaced: the batched
-    engine at B = 1, the opponents asked through :mod:`doudizhu_env.players`, seeded the same way."""
+    engine at B = 1, the opponents asked through :mod:`doudizhu_env.driver`, seeded the same way."""
     gymnasium = pytest.importorskip("gymnasium")
+    from doudizhu_env.driver import seat_actions
     from doudizhu_env.gym_env import DouDizhuEnv
-    from doudizhu_env.players import seat_actions
 
     def opponents_move(state, seat, seat_player, opponents):
         while not state.done[0] and state.to_act[0] != seat:
