@@ -33,6 +33,7 @@ import numpy as np
 from agents.rule import RuleAgent, clear_caches
 from benchmarks import check_output, write_json
 from doudizhu_env import engine
+from doudizhu_env.driver import drive
 from doudizhu_env.observation import seat_view
 
 BATCH_SIZES = (1, 64, 1024)
@@ -66,16 +67,9 @@ def positions(games: int, count: int, seed: int, rules: str = "standard") -> eng
     """``count`` seat views drawn from every decision of ``games`` games of mixed play (one state)."""
     rng = np.random.default_rng(seed)
     state = engine.reset(rng, games, rules)
-    by_rule = rng.random((games, 3)) < 0.5
-    agent, views = RuleAgent(), []
-    while not state.done.all():
-        live = np.flatnonzero(~state.done)
-        view = seat_view(state, live)
-        views.append(view)
-        actions = engine.sample_legal(state, rng)
-        mine = live[by_rule[live, state.to_act[live]]]
-        actions[mine] = agent.act(seat_view(state, mine))
-        state = engine.step(state, actions)
+    seat_player = (rng.random((games, 3)) >= 0.5).astype(np.int64)  # 0: RuleAgent, 1: random
+    views = [seat_view(turn.before, np.flatnonzero(turn.live))
+             for turn in drive(state, seat_player, [RuleAgent(), engine.RandomPolicy(rng)])]
     pool = concat(views)
     return engine.take(pool, rng.choice(pool.num_games, min(count, pool.num_games), replace=False))
 
