@@ -70,7 +70,7 @@ import numpy as np
 from doudizhu_env import engine
 from doudizhu_env.actions import BID0, NO_DOUBLE, PASS, action_table
 from doudizhu_env.cards import DECK_COUNTS, NUM_RANKS, format_hand
-from doudizhu_env.driver import play_out
+from doudizhu_env.driver import play_out, seat_actions
 from doudizhu_env.engine import PLAY, Deal, role_of
 from doudizhu_env.observation import cards_left, seat_view
 
@@ -286,21 +286,19 @@ def _policy_actions(state: engine.State, games: np.ndarray, policies: Sequence[A
                     landlord: np.ndarray) -> np.ndarray:
     """What the acting seat of games ``games`` would play under the policy of its role (given the
     games' ``landlord``: during bidding, the seat the bidding made landlord)."""
-    role = role_of(state.to_act[games], landlord)
-    out = np.zeros(len(games), np.int64)
-    for agent in _distinct(policies):
-        pick = np.flatnonzero(np.isin(role, [r for r in range(3) if policies[r] is agent]))
-        if len(pick):
-            out[pick] = agent.act(seat_view(state, games[pick]))
-    return out
+    agents, role_agent = _distinct(policies)
+    seat_player = role_agent[role_of(np.arange(3)[None, :], landlord[:, None])]
+    return seat_actions(engine.take(state, games), seat_player, agents)
 
 
-def _distinct(agents: Sequence[Agent]) -> list[Agent]:
-    seen: list[Agent] = []
-    for a in agents:
-        if not any(a is b for b in seen):
-            seen.append(a)
-    return seen
+def _distinct(policies: Sequence[Agent]) -> tuple[list[Agent], np.ndarray]:
+    """The distinct agents of ``policies`` (one per role; one object may play several roles) and,
+    per role, the index of its agent among them: who plays each role, for the driver."""
+    agents: list[Agent] = []
+    for a in policies:
+        if not any(a is b for b in agents):
+            agents.append(a)
+    return agents, np.array([next(j for j, a in enumerate(agents) if a is p) for p in policies])
 
 
 # ----------------------------------------------------------------------------
@@ -348,8 +346,7 @@ def rollout_values(view: engine.State, hands: np.ndarray, cands: list[np.ndarray
     world = np.concatenate([np.repeat(np.arange(w), s) for s in sizes])
     first = np.concatenate([np.tile(c, w) for c in cands])
     state = engine.step(with_hands(view, game, hands[game, world]), first, check=False)
-    agents = _distinct(policies)
-    role_agent = np.array([next(j for j, a in enumerate(agents) if a is p) for p in policies])
+    agents, role_agent = _distinct(policies)
     state, _ = play_out(state, role_agent[role_of(np.arange(3)[None, :], state.landlord[:, None])], agents)
     seat = view.to_act.astype(np.int64)[game]
     points = state.scores[np.arange(len(game)), seat].astype(np.float64)
@@ -392,7 +389,7 @@ class SearchAgent(Agent):
         """Worlds rolled out over those decisions (below ``searched * worlds`` when a time limit cut in)."""
 
     def reset(self) -> None:
-        for a in _distinct((self.base, *self.policies)):
+        for a in _distinct((self.base, *self.policies))[0]:
             a.reset()
 
     def act(self, view: engine.State) -> np.ndarray:
