@@ -69,9 +69,9 @@ import numpy as np
 
 from doudizhu_env import engine
 from doudizhu_env.actions import BID0, NO_DOUBLE, PASS, action_table
-from doudizhu_env.cards import DECK_COUNTS, NUM_RANKS, format_hand
+from doudizhu_env.cards import DECK_COUNTS, NUM_RANKS
 from doudizhu_env.driver import play_out, seat_actions
-from doudizhu_env.engine import PLAY, Deal, role_of
+from doudizhu_env.engine import PLAY, role_of
 from doudizhu_env.observation import cards_left, seat_view
 
 from .base import Agent
@@ -227,13 +227,7 @@ def opening_states(worlds: engine.State) -> tuple[engine.State, np.ndarray]:
 
 def dealt_states(worlds: engine.State) -> engine.State:
     """Each world as it was dealt (before the first bid; with a fixed landlord, before doubling)."""
-    n = worlds.num_games
-    hands = worlds.hands.astype(np.int64) + worlds.played
-    lord = worlds.landlord.astype(np.int64)
-    hands[np.arange(n), lord] -= worlds.hole
-    deals = [Deal(tuple(format_hand(h) for h in hands[i]), format_hand(worlds.hole[i]),
-                  int(worlds.first_bidder[i]), int(lord[i])) for i in range(n)]
-    return engine.reset(0, n, worlds.rules, deals=deals)
+    return engine.reset(0, worlds.num_games, worlds.rules, deals=engine.deals_of(worlds))
 
 
 def _checked_moves(worlds: engine.State, first: np.ndarray, seat: np.ndarray, last: int) -> np.ndarray:

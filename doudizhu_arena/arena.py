@@ -40,7 +40,6 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from doudizhu_env import engine
-from doudizhu_env.cards import format_hand
 from doudizhu_env.driver import play_out
 from doudizhu_env.engine import ROLE_NAMES, Deal, role_of
 from doudizhu_env.files import atomic_write, check_output
@@ -70,18 +69,7 @@ def make_deals(seed: int, num_deals: int, rules: Rules | str | None = None,
 
 def chunk_deals(seed: int, chunk: int, num_deals: int, rules: Rules) -> list[Deal]:
     """The deals of chunk ``chunk`` of :func:`make_deals`, drawn from ``(seed, chunk)`` alone."""
-    state = engine.reset(np.random.default_rng([seed, chunk, 1]), num_deals, rules)
-    landlord = state.landlord if not rules.bidding else np.full(num_deals, -1)
-    return [_deal_of(state, i, int(landlord[i])) for i in range(num_deals)]
-
-
-def _deal_of(state: engine.State, i: int, landlord: int) -> Deal:
-    """The :class:`Deal` of game ``i`` of a freshly reset state."""
-    hands = state.hands[i].copy()
-    if landlord >= 0:
-        hands[landlord] -= state.hole[i]
-    return Deal(tuple(format_hand(h) for h in hands), format_hand(state.hole[i]),
-                int(state.first_bidder[i]), landlord if landlord >= 0 else None)
+    return engine.deals_of(engine.reset(np.random.default_rng([seed, chunk, 1]), num_deals, rules))
 
 
 def save_deals(deals: Sequence[Deal], path: str) -> None:

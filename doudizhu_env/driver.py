@@ -20,7 +20,7 @@ What a player is given, it declares with two optional class attributes:
     the engine without checking them (``engine.step(..., check=False)``).
 
 A player may also offer ``act_game(game) -> int``: its move in one
-:class:`doudizhu_env.single.Game`, the single-game path, without a state being
+:class:`doudizhu_env.game.Game`, the single-game path, without a state being
 built (``RandomPolicy`` draws there exactly what it would draw from the state).
 
 Whatever a player returns is checked by :func:`doudizhu_env.checks.agent_actions`
@@ -55,7 +55,7 @@ def needs_check(players) -> bool:
 
 
 def decide_in_game(player, game) -> int:
-    """``player``'s checked move in one :class:`doudizhu_env.single.Game`: its ``act_game`` when it
+    """``player``'s checked move in one :class:`doudizhu_env.game.Game`: its ``act_game`` when it
     offers one, else :func:`decide` on the game's one-game state."""
     if callable(getattr(player, "act_game", None)):
         return int(player.act_game(game))

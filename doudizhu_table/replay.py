@@ -16,7 +16,7 @@ import argparse
 import sys
 
 from doudizhu_env import engine, records
-from doudizhu_env.tableview import (
+from doudizhu_env.display import (
     Style,
     hole_ids,
     role_label,

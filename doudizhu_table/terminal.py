@@ -41,10 +41,7 @@ from doudizhu_env import engine, records
 from doudizhu_env.actions import BID0, DOUBLE, NO_DOUBLE, PASS, action_table
 from doudizhu_env.cards import format_hand, parse_hand
 from doudizhu_env.checks import short
-from doudizhu_env.driver import decide
-from doudizhu_env.files import check_output
-from doudizhu_env.rules import Rules
-from doudizhu_env.tableview import (
+from doudizhu_env.display import (
     TYPED_SUITS,
     Style,
     doubling_word,
@@ -59,6 +56,9 @@ from doudizhu_env.tableview import (
     trick_of,
     why_no_combination,
 )
+from doudizhu_env.driver import decide
+from doudizhu_env.files import check_output
+from doudizhu_env.rules import Rules
 
 QUIT_WORDS = ("quit", "exit")
 HINT_WORDS = ("?", "hint", "hints")

@@ -210,7 +210,7 @@ def test_gym_env_takes_integer_actions_only(action):
 
 
 def test_a_deal_without_hole_cards_names_the_key():
-    from doudizhu_env.single import Game
+    from doudizhu_env.game import Game
 
     hands = [valid_deal().hands[k] for k in range(3)]
     with pytest.raises(ValueError, match="a deal needs 'hands' and 'hole'; this one has no 'hole'"):
@@ -232,14 +232,14 @@ def test_seats_out_of_range_are_refused(seats):
 
 @pytest.mark.parametrize("seat", [3, -1, 1.0, None])
 def test_one_game_observe_takes_a_seat(seat):
-    from doudizhu_env.single import Game
+    from doudizhu_env.game import Game
 
     with pytest.raises(ValueError, match="seat must be 0, 1 or 2"):
         Game.new(0).observe(seat)
 
 
 def test_one_game_step_with_a_huge_id_is_illegal():
-    from doudizhu_env.single import Game
+    from doudizhu_env.game import Game
 
     game = Game.new(0)
     before = game.to_state()

@@ -103,7 +103,7 @@ def test_play_out_is_the_loop_it_names():
 def test_in_one_game_a_player_is_asked_on_the_game_or_on_its_state():
     """``act_game`` when offered (the random player: the draw ``sample_legal`` makes on the state),
     else the one-game state's seat view."""
-    from doudizhu_env.single import Game
+    from doudizhu_env.game import Game
 
     game, state = Game.new(4), engine.reset(4, 1)
     drawn = engine.sample_legal(state, np.random.default_rng(9))

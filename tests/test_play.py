@@ -14,8 +14,8 @@ from helpers import ROOT
 from doudizhu_env import engine, records
 from doudizhu_env.actions import BID0, DOUBLE, NO_DOUBLE, PASS, action_table
 from doudizhu_env.cards import DECK_COUNTS, format_hand, parse_hand
+from doudizhu_env.display import Style
 from doudizhu_env.rules import Rules
-from doudizhu_env.tableview import Style
 from doudizhu_table import terminal
 
 PROMPTS = {

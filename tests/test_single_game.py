@@ -1,4 +1,4 @@
-"""The single-game path (:mod:`doudizhu_env.single`) against the batched engine, step for step.
+"""The single-game path (:mod:`doudizhu_env.game`) against the batched engine, step for step.
 
 Games are played in lockstep on both: B games of one batched state, and B :class:`Game` objects
 read from its rows, given the same actions (random legal ones, bidding made shy so that all-pass
@@ -18,8 +18,8 @@ from scripted_deals import BOMB_DEAL, BOMB_POINTS, BOMB_SCRIPT
 from doudizhu_env import Rules, action_table, engine
 from doudizhu_env.actions import BID0
 from doudizhu_env.engine import BIDDING, IllegalActionError
+from doudizhu_env.game import Game
 from doudizhu_env.observation import observe
-from doudizhu_env.single import Game
 
 #: the first three (the full game, the douzero preset with bidding, a truncating redeal limit) are
 #: the lockstep cases of make test, the other two make test-slow's

@@ -22,9 +22,9 @@ from test_information_leak import random_positions, swap_hidden  # noqa: E402
 from doudizhu_arena.arena import run_arena  # noqa: E402
 from doudizhu_env import engine  # noqa: E402
 from doudizhu_env.actions import action_table  # noqa: E402
+from doudizhu_env.display import dealt_ids, hole_ids, trick_of  # noqa: E402
 from doudizhu_env.records import load_records  # noqa: E402
 from doudizhu_env.rules import Rules  # noqa: E402
-from doudizhu_env.tableview import dealt_ids, hole_ids, trick_of  # noqa: E402
 from doudizhu_table.web.game import WebGame, view_of  # noqa: E402
 from doudizhu_table.web.server import MAX_BODY, create_app  # noqa: E402
 

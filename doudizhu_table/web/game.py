@@ -21,9 +21,7 @@ from doudizhu_env import engine
 from doudizhu_env.actions import BID0, DOUBLE, PASS, action_table
 from doudizhu_env.cards import NUM_RANKS, RANK_CHARS, SUIT_CHARS, card_rank, format_hand, parse_hand
 from doudizhu_env.checks import is_int
-from doudizhu_env.driver import decide
-from doudizhu_env.observation import seat_view
-from doudizhu_env.tableview import (
+from doudizhu_env.display import (
     dealt_ids,
     doubling_word,
     group_moves,
@@ -35,6 +33,8 @@ from doudizhu_env.tableview import (
     trick_of,
     why_no_combination,
 )
+from doudizhu_env.driver import decide
+from doudizhu_env.observation import seat_view
 
 #: The most cards one request may name (a hand holds at most 20).
 MAX_CARDS = 20

@@ -33,8 +33,8 @@ import threading
 from doudizhu_env import records
 from doudizhu_env.actions import action_table
 from doudizhu_env.checks import is_int
+from doudizhu_env.display import hole_ids, score_lines, suited_hand, trick_of
 from doudizhu_env.rules import Rules
-from doudizhu_env.tableview import hole_ids, score_lines, suited_hand, trick_of
 
 from .game import Ambiguous, MoveError, WebGame, card_json, view_of
 
