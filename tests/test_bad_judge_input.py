@@ -1,9 +1,10 @@
 """The judges' commands keep results and files safe, and no file hangs or exhausts the machine (issue 38).
 
 Each case is a command a user typed that lost data, hung, exhausted memory or accepted a forged
-result: ``agents.tournament``, ``agents.sprt``, ``train.dmc``, ``train.evaluate``, the agent loaders
-and the replay viewer now refuse it before any work, in one line naming what was wrong and what
-was expected (exit status 2 on the command line), or carry on without losing files.
+result: ``doudizhu_arena.tournament``, ``doudizhu_arena.sprt``, ``doudizhu_arena.evaluate``,
+``train.dmc``, the agent loaders and the replay viewer now refuse it before any work, in one line
+naming what was wrong and what was expected (exit status 2 on the command line), or carry on
+without losing files.
 """
 
 from __future__ import annotations
@@ -25,13 +26,14 @@ torch = pytest.importorskip("torch")
 
 from helpers import ROOT, STANDARD, TINY, small_model  # noqa: E402
 
-from agents import sprt, tournament  # noqa: E402
 from agents.checkpoint import CheckpointError, load_model, save_checkpoint  # noqa: E402
 from agents.registry import make_agent, split_rollout  # noqa: E402
 from agents.search import SearchConfigError, parse_spec  # noqa: E402
-from doudizhu_env import engine, records, replay  # noqa: E402
+from doudizhu_arena import sprt, tournament  # noqa: E402
+from doudizhu_env import engine, records  # noqa: E402
 from doudizhu_env.files import InputPathError, read_bounded, remove_inside  # noqa: E402
 from doudizhu_env.rules import Rules  # noqa: E402
+from doudizhu_table import replay  # noqa: E402
 
 
 def exits(main, argv, capsys, code: int = 2) -> str:
@@ -96,7 +98,7 @@ def test_two_outputs_of_one_file_are_refused(tmp_path, capsys):
 
 
 def test_evaluate_refuses_an_output_that_is_a_checkpoint_it_plays(tmp_path, capsys):
-    from train.evaluate import main
+    from doudizhu_arena.evaluate import main
 
     ckpt = tmp_path / "c.pt"
     ckpt.write_bytes(b"weights")
@@ -119,7 +121,8 @@ def test_unusable_cache_folders_are_one_line_before_any_game(tmp_path, capsys, m
     os.symlink(tmp_path / "nowhere", tmp_path / "dangling")
     os.symlink(tmp_path / "loop", tmp_path / "loop")
     line = exits(tournament.main, tour("--cache", make(tmp_path)), capsys)
-    assert line.startswith("python -m agents.tournament: error: --cache: cannot write in") and words in line
+    assert line.startswith("python -m doudizhu_arena.tournament: error: --cache: cannot write in")
+    assert words in line
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root writes anywhere")
@@ -228,7 +231,7 @@ def test_sigint_and_head_on_the_command_line(tmp_path):
     cache = tmp_path / "c"
     argv = ["--agents", "random", "rule", "--deals", "20000", "--chunk-size", "100", "--cache", str(cache),
             "--no-progress", "--workers", "2"]
-    proc = subprocess.Popen([sys.executable, "-m", "agents.tournament", *argv], cwd=ROOT, env=env,
+    proc = subprocess.Popen([sys.executable, "-m", "doudizhu_arena.tournament", *argv], cwd=ROOT, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     time.sleep(8)
     proc.send_signal(signal.SIGINT)
@@ -236,7 +239,7 @@ def test_sigint_and_head_on_the_command_line(tmp_path):
     assert proc.returncode == 130 and "Traceback" not in err, err
     assert err.strip().splitlines()[-1].endswith("run the same command again to continue from them")
     out = tmp_path / "s.json"
-    command = (f"{sys.executable} -m agents.sprt --candidate rule --baseline random --fixed-landlord "
+    command = (f"{sys.executable} -m doudizhu_arena.sprt --candidate rule --baseline random --fixed-landlord "
                f"--h1 0.5 --chunk-size 50 --json {out} | head -c 1")
     piped = subprocess.run(command, shell=True, cwd=ROOT, env=env, capture_output=True, text=True,
                            timeout=120)
@@ -539,8 +542,8 @@ def test_every_spec_a_config_names_is_checked_even_unused(tmp_path, overrides, w
 
 
 def test_a_fifo_as_config_or_deals_file_is_refused(tmp_path, fifo, capsys):
+    from doudizhu_arena.evaluate import main
     from train.config import ConfigError, load_config
-    from train.evaluate import main
 
     with no_hang(), pytest.raises(ConfigError, match="cannot read the config file .*: it is a FIFO"):
         load_config(str(fifo))

@@ -2,13 +2,13 @@
 
 Examples::
 
-    python -m agents.sprt --candidate dmc:runs/new/checkpoint.pt --baseline pretrained
-    python -m agents.sprt --candidate pretrained --baseline rule --fixed-landlord --h1 0.1
-    python -m agents.sprt --candidate dmc:a.pt --baseline dmc:b.pt --reference rule
+    python -m doudizhu_arena.sprt --candidate dmc:runs/new/checkpoint.pt --baseline pretrained
+    python -m doudizhu_arena.sprt --candidate pretrained --baseline rule --fixed-landlord --h1 0.1
+    python -m doudizhu_arena.sprt --candidate dmc:a.pt --baseline dmc:b.pt --reference rule
 
 From Python::
 
-    from agents.sprt import sequential_test
+    from doudizhu_arena.sprt import sequential_test
     result = sequential_test("dmc:runs/new/checkpoint.pt", "pretrained", h0=0.0, h1=0.1)
     result.decision, result.deals, result.estimate   # "H1", 2400, {"mean": ..., "low": ..., ...}
 
@@ -280,7 +280,7 @@ def sequential_test(candidate: str, baseline: str, *, h0: float = 0.0, h1: float
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m agents.sprt", description=__doc__,
+    p = argparse.ArgumentParser(prog="python -m doudizhu_arena.sprt", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--candidate", required=True, help="agent spec of the new agent (agents.registry)")
     p.add_argument("--baseline", required=True, help="agent spec it must beat (e.g. pretrained)")
@@ -317,7 +317,7 @@ def _progress(every: float = 5.0) -> Callable:
 def check_args(args, rules: Rules) -> SPRTConfig:
     """The test's config from the options, every option and file checked before any game (one-line
     ``ValueError``s naming the option)."""
-    from .registry import check_specs, spec_files
+    from agents.registry import check_specs, spec_files
 
     try:
         config = SPRTConfig(args.h0, args.h1, args.alpha, args.beta)
