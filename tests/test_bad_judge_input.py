@@ -436,7 +436,7 @@ def test_an_endless_line_of_records_is_bounded(tmp_path):
 
 
 def _sb3_zip(path, data: dict, weights: bytes = b"") -> str:
-    from doudizhu_env.env_args import observation_space
+    from doudizhu_env.spaces import observation_space
 
     n = observation_space("standard")["action_mask"].shape[0]
     settings = {"observation_space": {":type:": "gymnasium.spaces.dict.Dict"}, "action_space": {"n": n},
