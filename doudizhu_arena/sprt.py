@@ -348,6 +348,8 @@ def main(argv=None) -> SPRTResult:
             import_ray()
     except (ValueError, OSError, ImportError) as err:
         parser.exit(2, f"{parser.prog}: error: {' '.join(str(err).split())}\n")
+    except KeyboardInterrupt:  # while the agents load
+        parser.exit(130, f"{parser.prog}: interrupted by Ctrl-C before the first game: nothing played\n")
     echo(f"SPRT: is {args.candidate} better than {args.baseline}"
          f"{' (both against ' + args.reference + ')' if args.reference else ' (head to head)'}? "
          f"H0 {config.h0:+g} against H1 {config.h1:+g} points per deal, "

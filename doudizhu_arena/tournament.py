@@ -588,6 +588,8 @@ def main(argv=None) -> dict:
             import_ray()
     except (ValueError, OSError, ImportError) as err:
         parser.exit(2, f"{parser.prog}: error: {' '.join(str(err).split())}\n")
+    except KeyboardInterrupt:  # while the agents load
+        parser.exit(130, f"{parser.prog}: interrupted by Ctrl-C before the first game: nothing played\n")
     cache = None if args.no_cache else args.cache
     try:
         with chunk_pool(args.backend, args.ray_address, args.workers) as pool:

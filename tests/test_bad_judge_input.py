@@ -201,6 +201,14 @@ def test_ctrl_c_in_a_tournament_is_one_line_saying_what_is_kept(tmp_path, capsys
     assert "nothing kept (--no-cache)" in line
 
 
+def test_ctrl_c_while_the_agents_load_is_one_line(capsys, monkeypatch):
+    import agents.registry
+
+    monkeypatch.setattr(agents.registry, "check_specs", _interrupt)
+    for main, argv in ((tournament.main, tour("--no-cache")), (sprt.main, sprt_args())):
+        assert "interrupted by Ctrl-C before the first game" in exits(main, argv, capsys, code=130)
+
+
 def test_ctrl_c_in_an_sprt_is_one_line(capsys, monkeypatch):
     monkeypatch.setattr(sprt, "sequential_test", _interrupt)
     line = exits(sprt.main, sprt_args(), capsys, code=130)
