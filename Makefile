@@ -15,7 +15,7 @@ TORCH := torch==2.13.0
 # extra pip arguments for torch, e.g. make install TORCH_PIP_ARGS="--index-url URL" for another CPU wheel index
 # (these variables are set with := so that only the command line overrides them, not the environment)
 TORCH_PIP_ARGS :=
-EXTRAS := env,train,dev,peers,docs,rl,ray,web
+EXTRAS := env,train,dev,peers,docs,rl,ray,web,interop
 TRAIN_ARGS := --config configs/default.yaml --max-minutes 5 --overwrite
 SITE_DIR := build/site
 # pytest worker processes of make test (pytest-xdist): auto = one per core; 0 runs the suite in this process
