@@ -40,14 +40,6 @@ def needs(module: str, library: str):
     return pytest.importorskip(module, reason=f"{library} is not installed ({INSTALL})")
 
 
-def parameters_of(module) -> list:
-    return [p.detach().clone() for p in module.parameters()]
-
-
-def changed(before: list, module) -> bool:
-    return any(not torch.equal(a, b.detach()) for a, b in zip(before, module.parameters(), strict=True))
-
-
 # ------------------------------------------------------------------ TorchRL
 
 
@@ -82,8 +74,9 @@ def test_torchrl_wrapper_passes_check_env_specs_and_plays_legal_masked_rollouts(
     assert td["next", "done"].sum() >= 2  # whole hands, reset by the wrapper
     info = agents["info"]  # the infos' codes, as tensors
     assert set(info.keys()) == set(INFO_KEYS)
-    assert (info["seat"] == torch.arange(3)).all() and set(info["role"].unique().tolist()) <= {-1, 0, 1, 2}
-    assert set(info["phase"].unique().tolist()) <= {0, 1, 2, 3}
+    assert (info["seat"] == torch.arange(3)).all()
+    assert set(info["role"].unique().tolist()) == {-1, 0, 1, 2}  # bidding (no role yet), then the roles
+    assert set(info["phase"].unique().tolist()) >= {0, 2}  # bidding and play at least
 
 
 def test_torchrl_independent_ppo_trains_with_masks():
@@ -135,7 +128,7 @@ def test_torchrl_independent_ppo_trains_with_masks():
     # docs: end torchrl-ppo
     assert moves.batch_size == (256,)  # the last batch: 256 moves, one per frame
     assert (moves["action_mask"].gather(-1, moves["action"].unsqueeze(-1))).all()  # all legal
-    assert all(math.isfinite(float(out[k])) for k in out.keys() if k.startswith("loss"))
+    assert all(math.isfinite(out[k].item()) for k in out.keys() if k.startswith("loss"))
 
 
 # ------------------------------------------------------------------ RLlib
