@@ -3,7 +3,7 @@
 #   make train   set up .venv, then 5 minutes of DMC self-play and its evaluation table
 #   make test    set up .venv, then lint, the test suite and the strict documentation build
 #   (make test-slow: what make test leaves out, the long reference sweeps at full size, marked slow,
-#   and the end-to-end runs through Ray, SB3, notebooks, a browser and a pseudo-terminal, marked integration)
+#   and the end-to-end runs through Ray, SB3, TorchRL, RLlib, Tianshou, notebooks, a browser and a pseudo-terminal, marked integration)
 #
 # Set-up is done once: .venv is created if missing, and the packages are
 # (re)installed only when pyproject.toml is newer than the stamp .venv/.installed.
