@@ -40,11 +40,15 @@ import tempfile
 
 import torch
 
-from agents.dmc import DMCModel, ModelConfig
+from agents.dmc import MAX_MODEL_GIB, DMCModel, ModelConfig
 from doudizhu_env.checks import short
+from doudizhu_env.files import input_problem
 from doudizhu_env.rules import Rules
 
 FORMAT, VERSION = "doudizhu-dmc", 1
+#: The largest checkpoint file read: the largest model a config may ask for (weights and Adam's two
+#: moments), and a margin for the rest.
+MAX_CHECKPOINT_BYTES = MAX_MODEL_GIB * 2**30 + 2**26
 
 
 class CheckpointError(ValueError):
@@ -95,9 +99,13 @@ def _write(path: str, data: dict) -> None:
 
 def read_checkpoint(path: str) -> dict:
     """The checkpoint dict of ``path``, validated (format, version, keys)."""
-    if not os.path.isfile(path):
+    problem = input_problem(path, MAX_CHECKPOINT_BYTES)
+    if problem == "no such file":
         raise CheckpointError(f"no checkpoint file at {path!r}; expected a .pt file written by train.dmc "
                               "or train.export")
+    if problem:
+        raise CheckpointError(f"cannot read the checkpoint {path!r}: {problem}; expected a .pt file written "
+                              "by train.dmc or train.export")
     try:
         data = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as err:  # torch raises several kinds for corrupt or foreign files
@@ -158,12 +166,29 @@ def load_model(path: str, rules: Rules | None = None, model_config: ModelConfig 
         raise CheckpointError(f"{path!r}: its 'model_config' entry is not a ModelConfig: {err}") from err
     if model_config is not None and model_config != saved_cfg:
         raise CheckpointError(f"{path!r} holds a model of config {saved_cfg}, not {model_config}")
+    check_weights(path, data["model"], saved_rules, saved_cfg)
     model = DMCModel(saved_rules, saved_cfg)
     try:
         model.load_state_dict(data["model"])
     except (RuntimeError, TypeError, ValueError, AttributeError) as err:
         raise CheckpointError(f"{path!r}: weights do not fit the model: {err}") from err
     return model
+
+
+def check_weights(path: str, state: dict, rules: Rules, cfg: ModelConfig) -> None:
+    """Refuse, before the model is built, weights whose names or shapes are not those of the model of
+    ``rules`` and ``cfg`` (the shapes come from a model on the ``meta`` device: no memory used)."""
+    with torch.device("meta"):
+        expected = {k: tuple(v.shape) for k, v in DMCModel(rules, cfg).state_dict().items()}
+    missing = [k for k in expected if k not in state]
+    extra = [k for k in state if k not in expected]
+    wrong = [k for k in expected if k in state and isinstance(state[k], torch.Tensor)
+             and tuple(state[k].shape) != expected[k]]
+    for what, names in (("lacks", missing), ("has unexpected", extra), ("has wrongly shaped", wrong)):
+        if names:
+            raise CheckpointError(f"{path!r}: weights do not fit the model: it {what} weights "
+                                  f"{short(names[:3], 200)}{' and more' if len(names) > 3 else ''} "
+                                  f"({len(names):,} of {len(expected):,}); expected those of {cfg}")
 
 
 def export_weights(src: str, dst: str, half: bool = True, **extra) -> dict:

@@ -101,8 +101,9 @@ class ModelConfig:
         if self.history not in HISTORY_ENCODERS:
             raise ValueError(f"history must be one of {HISTORY_ENCODERS}, got {short(self.history)}")
         for name in ("hidden", "lstm_hidden", "action_hidden", "head_hidden", "head_layers"):
-            if not isinstance(getattr(self, name), int) or getattr(self, name) < 1:
-                raise ValueError(f"model.{name} must be a positive integer, got {short(getattr(self, name))}")
+            value, most = getattr(self, name), MAX_LAYERS if name == "head_layers" else MAX_WIDTH
+            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= most:
+                raise ValueError(f"model.{name} must be an integer in 1..{most:,}, got {short(value)}")
         gib = self.parameters() * 4 * 3 / 2**30  # float32 weights, and Adam's two moments
         if gib > MAX_MODEL_GIB:
             raise ValueError(f"the model sizes {self.to_dict()} need about {gib:,.0f} GiB for the weights "
@@ -130,6 +131,12 @@ HAND_CLASSES = 5
 HAND_OUTPUTS = 2 * NUM_RANKS * HAND_CLASSES
 #: The largest model a config may ask for (weights and Adam's state), in GiB.
 MAX_MODEL_GIB = 8
+#: The most units of a layer (``hidden``, ``lstm_hidden``, ``action_hidden``, ``head_hidden``): 16 times
+#: the default config's widest.
+MAX_WIDTH = 4096
+#: The most ``head_layers``: each is a module built per network, so a count of thousands takes minutes
+#: to build whatever the widths.
+MAX_LAYERS = 32
 
 
 class StateEncoder(nn.Module):

@@ -32,12 +32,15 @@ from doudizhu_env import engine
 from doudizhu_env.actions import NUM_SPECIAL, PASS, action_table
 from doudizhu_env.cards import DECK_COUNTS
 from doudizhu_env.engine import ROLE_NAMES, role_of
+from doudizhu_env.files import InputPathError, check_input
 from doudizhu_env.observation import card_bits
 
 from .base import Agent
 from .rule import RuleAgent
 
 POSITIONS = ROLE_NAMES  # DouZero's positions are our roles, by the same names
+#: The largest DouZero checkpoint read (one network's weights take about 4 MB).
+MAX_CKPT_BYTES = 64 * 2**20
 
 
 def _torch():
@@ -151,16 +154,21 @@ class DouZeroAgent(Agent):
         torch = _torch()
         if os.path.isdir(path):
             files = {p: os.path.join(path, f"{p}.ckpt") for p in POSITIONS}
-            files = {p: f for p, f in files.items() if os.path.exists(f)}
+            files = {p: f for p, f in files.items() if os.path.lexists(f)}
         else:
             stem = os.path.basename(path).rsplit(".", 1)[0]
             files = {p: path for p in POSITIONS if stem.endswith(p) and not (p == "landlord" and "_" in stem)}
         if not files:
-            raise FileNotFoundError(f"no DouZero checkpoints ({', '.join(POSITIONS)}.ckpt) at {path!r}")
+            raise FileNotFoundError(f"no DouZero checkpoints ({', '.join(POSITIONS)}.ckpt) at {path!r}; "
+                                    "expected a folder holding them, or one file named after its position")
         from .checkpoint import CheckpointError
 
         models = {}
         for pos, f in files.items():
+            try:
+                check_input(f, f"DouZero {pos} checkpoint", MAX_CKPT_BYTES)
+            except InputPathError as err:
+                raise CheckpointError(str(err)) from None
             model = build_model(pos)
             try:
                 state = torch.load(f, map_location="cpu", weights_only=True)

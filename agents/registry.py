@@ -38,6 +38,8 @@ from doudizhu_env.rules import Rules
 from .base import Agent, RandomAgent
 
 NAMES = ("random", "rule", "pretrained", "rlcard")
+#: The prefixes of specs that name a file or folder (``search:`` names other specs).
+PREFIXES = ("dmc:", "douzero:", "sb3:", "sb3-pickle:")
 #: The shipped agent's weights (float16, loaded with ``weights_only=True``).
 PRETRAINED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "weights", "pretrained.pt")
 
@@ -68,16 +70,73 @@ def make_agent(spec: str, rules: Rules | None = None, seed=0) -> Agent:
             raise ValueError(f"{spec!r} has {agent.num_actions} actions; the rules {rules} have "
                              f"{len(action_table(rules))}")
         return agent
-    if spec.startswith("dmc:") or spec.endswith(".pt"):
+    if spec.startswith("dmc:") or (spec.endswith(".pt") and not spec.startswith("douzero:")):
         return _dmc_agent(spec.removeprefix("dmc:"), rules)
-    path = spec[len("douzero:"):] if spec.startswith("douzero:") else spec
-    if spec.startswith("douzero:") or path.endswith(".ckpt") or os.path.isdir(path):
+    if spec.startswith("douzero:") or spec.endswith(".ckpt") or os.path.isdir(spec):
         from .douzero_adapter import DouZeroAgent
 
-        return DouZeroAgent.load(path, seed=rng)
+        return DouZeroAgent.load(spec.removeprefix("douzero:"), seed=rng)
     raise ValueError(f"unknown agent {spec!r}; expected one of {list(NAMES)}, dmc:PATH or a .pt checkpoint, "
                      "douzero:DIR, a .ckpt path, sb3:PATH (sb3-pickle:PATH to run its pickles), or "
                      "search:BASE[,key=value...]")
+
+
+def split_rollout(value: str) -> list[str]:
+    """The rollout spec(s) of a search spec's ``rollout=VALUE``: one spec, or three by role separated
+    by ``/``. ``VALUE`` is one spec when it names an existing file or folder (``dmc:runs/x/c.pt``) or
+    when its ``/``-separated parts are not three specs of their own (a bare path needs its prefix in
+    the three-spec form: ``rule/dmc:a.pt/rule``)."""
+    path = next((value[len(p):] for p in PREFIXES if value.startswith(p)), value)
+    if "/" not in value or os.path.exists(path):
+        return [value]
+    parts = value.split("/")
+    if all(_stands_alone(p) for p in parts):
+        if len(parts) != 3:
+            from .search import SearchConfigError
+
+            raise SearchConfigError(f"rollout={value!r}: expected one agent spec, or three separated by '/' "
+                                    "(landlord/landlord_down/landlord_up)")
+        return parts
+    return [value]
+
+
+def _stands_alone(part: str) -> bool:
+    """Whether ``part`` reads as a spec of its own (a name, a prefixed spec, a checkpoint file)."""
+    return part in NAMES or part.startswith((*PREFIXES, "search:")) or part.endswith((".pt", ".ckpt"))
+
+
+def spec_paths(spec: str) -> list[str]:
+    """The files and folders a spec names (a search spec's base and rollouts included; the shipped
+    weights for ``pretrained``); a spec that cannot be parsed names none."""
+    if spec.startswith("search:"):
+        from .search import parse_spec
+
+        try:
+            base, rollout, _ = parse_spec(spec)
+            parts = [base, *(split_rollout(rollout) if rollout else [])]
+        except ValueError:
+            return []
+        return [p for part in parts if not part.startswith("search:") for p in spec_paths(part)]
+    if spec == "pretrained":
+        return [PRETRAINED]
+    prefixed = next((spec[len(p):] for p in PREFIXES if spec.startswith(p)), None)
+    if prefixed is not None:
+        return [prefixed]
+    return [spec] if spec.endswith((".pt", ".ckpt")) or os.path.isdir(spec) else []
+
+
+def spec_files(specs) -> list[str]:
+    """The existing files the specs name, a named folder's files included (the inputs of a command
+    that plays them: none of its outputs may be one of them)."""
+    found = []
+    for spec in specs:
+        for path in spec_paths(spec):
+            if os.path.isdir(path):
+                found += sorted(os.path.join(path, n) for n in os.listdir(path)
+                                if os.path.isfile(os.path.join(path, n)))
+            elif os.path.isfile(path):
+                found.append(path)
+    return list(dict.fromkeys(found))
 
 
 def check_specs(specs, rules: Rules | None = None) -> None:
@@ -113,10 +172,7 @@ def _search_agent(spec: str, rules: Rules | None, rng: np.random.Generator) -> A
     base = make_agent(base_spec, rules, seeds[0])
     rollout = None
     if rollout_spec is not None:
-        parts = rollout_spec.split("/")
-        if len(parts) not in (1, 3):
-            raise SearchConfigError(f"rollout={rollout_spec!r} in {spec!r}: expected one agent spec, or "
-                                    "three separated by '/' (landlord/landlord_down/landlord_up)")
+        parts = split_rollout(rollout_spec)
         built = {p: make_agent(p, rules, seeds[1 + k]) for k, p in enumerate(dict.fromkeys(parts))}
         rollout = built[parts[0]] if len(parts) == 1 else [built[p] for p in parts]
     return SearchAgent(base, config, rollout, seed=np.random.default_rng(seeds[4]))

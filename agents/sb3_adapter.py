@@ -2,13 +2,13 @@
 
 ::
 
-    from agents.arena import format_report, run_arena
+    from doudizhu_arena.arena import format_report, run_arena
 
     report = run_arena(["sb3:ppo_doudizhu.zip", "random", "random"], 300)  # a model.save() file
     print(format_report(report))
 
 ``sb3:PATH`` is the spec of :func:`agents.registry.make_agent` (so also
-``python -m train.evaluate --landlord sb3:ppo_doudizhu.zip --farmers random``);
+``python -m doudizhu_arena.evaluate --landlord sb3:ppo_doudizhu.zip --farmers random``);
 ``SB3Agent(model)`` wraps a model already in memory (with ``run_arena``'s
 ``agent_factory``).
 
@@ -17,7 +17,7 @@ its settings as JSON in which some objects (the spaces, schedules, classes)
 are pickles, and ``MaskablePPO.load`` unpickles them: a crafted file runs
 whatever it likes. :meth:`SB3Agent.load` reads only the JSON's plain values
 and the policy's weights (``policy.pth``, with ``torch.load(weights_only=True)``);
-the spaces are this package's own (:mod:`doudizhu_env.env_args`), chosen by
+the spaces are this package's own (:mod:`doudizhu_env.spaces`), chosen by
 the saved observation space's type name (a ``Dict`` with the mask, or the
 bare vector), and ``policy_kwargs`` must be plain JSON (e.g. ``net_arch``). A
 file that needs more (a pickled ``activation_fn``, a custom policy class) is
@@ -48,11 +48,18 @@ import numpy as np
 from gymnasium import spaces
 
 from doudizhu_env import engine
-from doudizhu_env.checks import short
-from doudizhu_env.env_args import observation_box, observation_space
+from doudizhu_env.checks import is_int, short
+from doudizhu_env.files import check_input, read_bounded
 from doudizhu_env.observation import OBS_SIZE, observe
+from doudizhu_env.spaces import observation_box, observation_space
 
 from .base import Agent
+
+#: The largest SB3 zip read, and the most its members may inflate to (a small MLP policy takes a few MB).
+MAX_ZIP_BYTES = 256 * 2**20
+MAX_MEMBER_BYTES = {"data": 16 * 2**20, "policy.pth": 256 * 2**20}
+#: ``net_arch`` bounds: layers per network and units per layer (the default is two layers of 64).
+MAX_NET_LAYERS, MAX_NET_WIDTH = 16, 4096
 
 
 class SB3Agent(Agent):
@@ -83,6 +90,7 @@ class SB3Agent(Agent):
         if allow_pickle:
             from sb3_contrib import MaskablePPO
 
+            check_input(path, "SB3 zip", MAX_ZIP_BYTES)
             return cls(MaskablePPO.load(path, device="cpu"), deterministic)
         return cls(load_policy(path), deterministic)
 
@@ -98,14 +106,15 @@ class SB3Agent(Agent):
 
 def _read_zip(path: str) -> tuple[dict, bytes]:
     """The settings (JSON) and the policy weights (bytes) of an SB3 zip, or ValueError."""
+    check_input(path, "SB3 zip", MAX_ZIP_BYTES)
     try:
         with zipfile.ZipFile(path) as z:
             names = set(z.namelist())
             if not {"data", "policy.pth"} <= names:
                 raise ValueError(f"{path!r} holds {sorted(names)[:6]}; a Stable-Baselines3 save holds "
                                  "'data' and 'policy.pth'")
-            data, weights = z.read("data"), z.read("policy.pth")
-    except (zipfile.BadZipFile, OSError) as err:
+            data, weights = (_member(z, path, name) for name in ("data", "policy.pth"))
+    except (zipfile.BadZipFile, OSError, EOFError) as err:
         raise ValueError(f"{path!r} is not a Stable-Baselines3 zip ({err}); expected a model.save() file") \
             from None
     try:
@@ -115,6 +124,17 @@ def _read_zip(path: str) -> tuple[dict, bytes]:
     if not isinstance(settings, dict):
         raise ValueError(f"{path!r}: its 'data' is {type(settings).__name__}; expected a JSON object")
     return settings, weights
+
+
+def _member(z: zipfile.ZipFile, path: str, name: str) -> bytes:
+    """A member of the zip, its stated and its actual inflated size bounded (a zip bomb is refused
+    after at most the bound is inflated)."""
+    most = MAX_MEMBER_BYTES[name]
+    if z.getinfo(name).file_size > most:
+        raise ValueError(f"{path!r}: its {name!r} inflates to {z.getinfo(name).file_size:,} bytes; expected "
+                         f"at most {most:,}")
+    with z.open(name) as f:
+        return read_bounded(f, most, f"{path!r}: its {name!r}")
 
 
 def _spaces(path: str, settings: dict) -> tuple[spaces.Space, spaces.Discrete, bool]:
@@ -151,7 +171,21 @@ def _policy_kwargs(path: str, settings: dict) -> dict:
         raise ValueError(f"{path!r}: its policy_kwargs hold pickled objects ({', '.join(pickled) or 'all'}), "
                          "which this loader does not run; load it with the spec sb3-pickle:PATH "
                          "(SB3Agent.load(path, allow_pickle=True)) only if you trust the file")
+    if "net_arch" in kwargs:
+        _check_net_arch(path, kwargs["net_arch"])
     return kwargs
+
+
+def _check_net_arch(path: str, arch) -> None:
+    """``net_arch``: a list of layer widths, or a dict of them per network (``pi``, ``vf``), each list
+    at most :data:`MAX_NET_LAYERS` integers in 1..:data:`MAX_NET_WIDTH` (before anything is allocated)."""
+    lists = list(arch.values()) if isinstance(arch, dict) else [arch]
+    for widths in lists:
+        if not (isinstance(widths, list) and len(widths) <= MAX_NET_LAYERS
+                and all(is_int(w) and 1 <= w <= MAX_NET_WIDTH for w in widths)):
+            raise ValueError(f"{path!r}: its policy_kwargs net_arch is {short(arch)}; expected at most "
+                             f"{MAX_NET_LAYERS} layer widths in 1..{MAX_NET_WIDTH:,} (a list, or a dict of "
+                             "lists per network)")
 
 
 def load_policy(path: str):

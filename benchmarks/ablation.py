@@ -29,8 +29,8 @@ import os
 import time
 
 from agents.checkpoint import learner_of, load_model, read_checkpoint
-from agents.evaluation import evaluate_against
 from agents.policy import policy_agent
+from doudizhu_arena.evaluation import evaluate_against
 from train.config import load_config
 from train.dmc import train
 

@@ -24,16 +24,16 @@ observation is one where the learning seat is to act, or the last one of
 the hand.
 
 **One game, no batch.** ``DouDizhuEnv`` steps its hand on the single-game
-path (:mod:`doudizhu_env.single`): the batched engine's deals (the same seed
+path (:mod:`doudizhu_env.game`): the batched engine's deals (the same seed
 gives the same cards), legal actions, observations and points, without its
-per-call overhead. ``env.game`` is the :class:`~doudizhu_env.single.Game`;
+per-call overhead. ``env.game`` is the :class:`~doudizhu_env.game.Game`;
 ``env.state`` is the one-game :class:`~doudizhu_env.engine.State` it stands
 at (built when asked for).
 
 **Opponents.** ``opponents`` is a list of two :class:`agents.base.Agent`-like
 objects (anything with ``act(view) -> actions``): ``opponents[0]`` plays the
 seat after the learner, ``opponents[1]`` the seat before it. They are asked
-as everywhere else (:mod:`doudizhu_env.players`, the arena's driver too):
+as everywhere else (:mod:`doudizhu_env.driver`, the arena's driver too):
 each is called with the *seat view* (:func:`doudizhu_env.observation.seat_view`)
 of the games where its seat is to act (a one-game state in ``DouDizhuEnv``),
 so it cannot see hidden cards, and its actions are checked (an illegal one
@@ -67,9 +67,10 @@ in both modes.
 :data:`doudizhu_env.observation.PIECES` for the learning seat (never anything it
 cannot see), and ``"action_mask"`` int8 ``(A,)``, ones at its legal actions
 (all zeros once the hand is over). ``info["action_mask"]`` is the same mask.
-``info`` also has ``"phase"`` and ``"role"`` (``"landlord"``, ``"landlord_down"``,
-``"landlord_up"`` or ``None`` while bidding), and ``"scores"`` (the points of the
-three seats) at the end of a hand.
+``info`` also has the numbers-only entries of every env (:mod:`doudizhu_env.infos`):
+``"seat"``, ``"role"`` (-1 while bidding, then 0 landlord, 1 landlord_down, 2 landlord_up) and
+``"phase"`` (0 bidding, 1 doubling, 2 play, 3 over), ints (:func:`doudizhu_env.info_names` gives
+the names), and ``"scores"`` (the points of the three seats) at the end of a hand.
 
 **Rewards** at the end of the hand, for the learning seat, per ``reward=``:
 ``"score"`` (default: the points of ``docs/rules.md``, 2:1:1 x base x
@@ -80,7 +81,7 @@ A hand cut after too many redeals is *truncated* with reward 0.
 or preset name), ``reward``, ``render_mode`` (``"ansi"`` or ``"human"``: the table
 as the learning seat sees it), ``illegal_action``, ``illegal_reward``. A bad
 value raises ``ValueError`` naming the argument; the checks and the spaces
-are those of the PettingZoo env too (:mod:`doudizhu_env.env_args`).
+are those of the PettingZoo env too (:mod:`doudizhu_env.spaces`).
 
 **Scripted deals** ``reset(seed=..., options={"deal": {"hands": [h0, h1, h2],
 "hole": "...", "first_bidder": 0}})`` (a :class:`~doudizhu_env.engine.Deal` or its dict).
@@ -109,8 +110,9 @@ opponents, random by default (vectorized, and called once per decision round
 with all the games where their seat is to act: nothing loops over games in
 Python). Observations are ``{"observation": (B, OBS_SIZE) float32, "action_mask":
 (B, A) int8}`` (the mask in compact form instead with ``mask=``: below),
-rewards ``(B,)`` float32. It resets finished hands in the
-same step (``metadata["autoreset_mode"] = AutoresetMode.SAME_STEP``): the
+rewards ``(B,)`` float32. ``info`` holds ``"seat"``, ``"role"`` and ``"phase"`` as int64 arrays
+``(B,)``, the codes of :mod:`doudizhu_env.infos`, for each game's learning seat. It resets
+finished hands in the same step (``metadata["autoreset_mode"] = AutoresetMode.SAME_STEP``): the
 step that ends a hand returns ``terminated`` (or ``truncated``), its reward,
 and already the first observation of the next hand; the last observation of
 the ended hand is in ``info["final_obs"]`` (an object array, entries ``None``
@@ -161,24 +163,25 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from . import engine, register_envs
-from .engine import PHASE_NAMES, ROLE_NAMES, Deal, IllegalActionError, RandomPolicy
-from .env_args import (  # noqa: F401  (ILLEGAL_ACTIONS, observation_box: re-exported)
+from .checks import check_seat
+from .driver import decide_in_game, needs_check, seat_actions
+from .engine import Deal, IllegalActionError, RandomPolicy
+from .game import Game
+from .infos import batch_info, seat_info
+from .legal import bits_to_ids
+from .observation import OBS_SIZE, observe
+from .render import emit, render_text
+from .rewards import REWARDS, shape_reward
+from .rules import resolve_rules
+from .spaces import (  # noqa: F401  (ILLEGAL_ACTIONS, observation_box: re-exported)
     ILLEGAL_ACTIONS,
     RENDER_MODES,
     action_space,
     check_choice,
     check_common,
-    check_seat,
     observation_box,
     observation_space,
 )
-from .legal import bits_to_ids
-from .observation import OBS_SIZE, observe
-from .players import decide_in_game, needs_check, seat_actions
-from .render import emit, render_text
-from .rewards import REWARDS, shape_reward
-from .rules import resolve_rules
-from .single import Game
 
 MASKS = ("dense", "ids", "bits")  # the forms of the vector env's legal actions (its ``mask=``)
 
@@ -314,7 +317,7 @@ class DouDizhuEnv(gymnasium.Env):
     def action_masks(self) -> np.ndarray:
         """``(A,)`` bool: the legal actions now (the observation's mask), for sb3-contrib's MaskablePPO."""
         if self.game is None or self._hand_over:
-            return np.zeros(self.action_space.n, bool)
+            return np.zeros(int(self.action_space.n), bool)  # type: ignore[attr-defined]  # a Discrete space
         return self.game.legal_mask().view(bool)
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
@@ -371,9 +374,7 @@ class DouDizhuEnv(gymnasium.Env):
         """Observation and info of the learning seat."""
         game = self.game
         mask = np.zeros(self.action_space.n, np.int8) if self._hand_over else game.legal_mask()
-        landlord = game.landlord
-        info = {"action_mask": mask.copy(), "phase": PHASE_NAMES[game.phase],
-                "role": None if landlord < 0 else ROLE_NAMES[(self.seat - landlord) % 3]}
+        info = {"action_mask": mask.copy(), **seat_info(self.seat, game.landlord, game.phase)}
         # fresh arrays: a caller writing into the observation changes nothing here
         return {"observation": game.observe(self.seat), "action_mask": mask}, info
 
@@ -387,9 +388,9 @@ class DouDizhuEnv(gymnasium.Env):
 
 
 class _GameOpponents:
-    """The two opponents of a learning seat in one :class:`~doudizhu_env.single.Game`.
+    """The two opponents of a learning seat in one :class:`~doudizhu_env.game.Game`.
 
-    Each is asked as :mod:`doudizhu_env.players` says: on the game itself when it offers
+    Each is asked as :mod:`doudizhu_env.driver` says: on the game itself when it offers
     ``act_game`` (the default random players do: the very draws they would make from the
     one-game state), else on the one-game state, as on the batched engine.
     """
@@ -499,20 +500,22 @@ class DouDizhuVectorEnv(VectorEnv):
         return obs, rewards, terminated, truncated, info
 
     def _obs_info(self) -> tuple[dict, dict]:
-        """The observations, and the info entries of the legal actions in the form of ``mask``."""
+        """The observations; the infos: the legal actions in the form of ``mask``, seat, role, phase."""
         s = self.state
+        assert s is not None, "the observations of a vector env that was never reset"
         obs = {"observation": observe(s, self.seats)}
+        info = batch_info(self.seats, s.landlord, s.phase)
         if self.mask == "dense":
             mask = engine.legal_action_mask(s).view(np.int8)  # bool -> int8 without a copy
             obs["action_mask"] = mask
-            return obs, {"action_mask": mask}
+            return obs, {"action_mask": mask, **info}
         bits = engine.legal_bits(s)  # (B, W) uint64, bit a % 64 of word a // 64: the engine's own form
         if self.mask == "ids":
             ids, offsets = bits_to_ids(bits)
-            return obs, {"legal_ids": ids, "legal_offsets": offsets}
+            return obs, {"legal_ids": ids, "legal_offsets": offsets, **info}
         # the words' bytes, little-endian, are np.packbits(mask, axis=1, bitorder="little") padded to W * 8
         as_bytes = bits.astype("<u8", copy=False).view(np.uint8)
-        return obs, {"legal_bits": np.ascontiguousarray(as_bytes[:, : -(-s.num_actions // 8)])}
+        return obs, {"legal_bits": np.ascontiguousarray(as_bytes[:, : -(-int(s.num_actions) // 8)]), **info}
 
     def close_extras(self, **kwargs):
         pass

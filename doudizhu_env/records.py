@@ -15,7 +15,7 @@ write and read them, and replay them::
 
 A malformed record (missing or mistyped fields, unknown actions, moves the
 rules forbid, a result the moves do not give) raises :class:`RecordError`
-saying what and where. ``python -m doudizhu_env.replay FILE`` prints records
+saying what and where. ``python -m doudizhu_table.replay FILE`` prints records
 move by move.
 """
 
@@ -42,8 +42,8 @@ from .cards import (
     card_rank,
     format_hand,
 )
-from .checks import is_int, short
-from .files import append_text, atomic_write
+from .checks import check_seat, is_int, short
+from .files import InputPathError, append_text, atomic_write, check_input
 from .rules import Rules
 
 FORMAT = "doudizhu-record"
@@ -160,17 +160,32 @@ def save_records(recs: Iterable[dict], path: str | os.PathLike, append: bool = F
     return len(lines)
 
 
+#: The longest line of a records file read (a record takes a few KB): ``/dev/zero`` or a stream of
+#: one endless line is refused once this much of it is read.
+MAX_LINE_BYTES = 2**20
+
+
 def _lines(f, path) -> Iterator[str]:
-    """The lines of a text file opened as UTF-8; a file that is not is a :class:`RecordError`."""
+    """The lines of a text file opened as UTF-8, each at most :data:`MAX_LINE_BYTES` characters; a file
+    that is not UTF-8, or holds a longer line, is a :class:`RecordError`."""
     try:
-        yield from f
+        for number, line in enumerate(iter(lambda: f.readline(MAX_LINE_BYTES + 1), ""), 1):
+            if len(line) > MAX_LINE_BYTES:
+                raise RecordError(f"{path}, line {number}: longer than {MAX_LINE_BYTES:,} characters; a "
+                                  "record takes a few thousand")
+            yield line
     except UnicodeDecodeError as e:
         raise RecordError(f"{path} is not UTF-8 text ({e.reason} at byte {e.start}); records are JSON "
                           "Lines in UTF-8") from None
 
 
 def iter_records(path: str | os.PathLike) -> Iterator[dict]:
-    """The records of a JSON Lines file, checked one by one (blank lines are skipped)."""
+    """The records of a JSON Lines file (or a pipe: ``<(cat games.jsonl)``), checked one by one (blank
+    lines are skipped); a path that is a folder or a device is refused before it is opened."""
+    try:
+        check_input(path, "records file", streams=True)
+    except InputPathError as e:
+        raise RecordError(str(e)) from None
     with open(path, encoding="utf-8") as f:
         for number, line in enumerate(_lines(f, path), 1):
             if not line.strip():
@@ -217,10 +232,11 @@ def check_record(rec) -> None:
         raise RecordError(f"missing field(s) {missing}")
     rules = rules_of(rec)
     deal_ids(rec)
-    _check_seat(rec["first_bidder"], "first_bidder")
-    if not is_int(rec["redeals"]) or not 0 <= rec["redeals"] <= rules.redeal_limit + 1:
-        raise RecordError(f"'redeals' must be an int 0..{rules.redeal_limit + 1} (the rules' redeal_limit "
-                          f"and the deal that passed it), got {short(rec['redeals'])}")
+    check_seat("first_bidder", rec["first_bidder"], error=RecordError)
+    most = rules.redeal_limit if rules.bidding else 0  # only an all-pass bidding redeals
+    if not is_int(rec["redeals"]) or not 0 <= rec["redeals"] <= most:
+        why = "the rules' redeal_limit" if rules.bidding else "rules without bidding never redeal"
+        raise RecordError(f"'redeals' must be an int 0..{most} ({why}), got {short(rec['redeals'])}")
     players = rec.get("players")
     if players is not None and not (isinstance(players, list) and len(players) == 3
                                     and all(p is None or isinstance(p, str) for p in players)):
@@ -230,18 +246,13 @@ def check_record(rec) -> None:
     for i, move in enumerate(rec["moves"]):
         if not (isinstance(move, list) and len(move) == 2 and isinstance(move[1], str)):
             raise RecordError(f"move {i}: expected [seat, action name], got {short(move)}")
-        _check_seat(move[0], f"move {i}: seat")
+        check_seat(f"move {i}: seat", move[0], error=RecordError)
     if rec["escaped"] is not None:
-        _check_seat(rec["escaped"], "escaped")
+        check_seat("escaped", rec["escaped"], error=RecordError)
     result = rec["result"]
     scores = result.get("scores") if isinstance(result, dict) else None
     if not isinstance(scores, list) or len(scores) != 3 or not all(is_int(x) for x in scores):
         raise RecordError("'result' must be an object with 'scores', three ints")
-
-
-def _check_seat(x, what: str) -> None:
-    if not is_int(x) or not 0 <= x <= 2:
-        raise RecordError(f"{what} must be a seat 0, 1 or 2, got {short(x)}")
 
 
 def rules_of(rec: dict) -> Rules:
@@ -283,7 +294,7 @@ def deal_ids(rec: dict) -> np.ndarray:
         raise RecordError(f"the deal is not one deck: {twice} dealt more than once")
     landlord = deal.get("landlord")
     if landlord is not None:
-        _check_seat(landlord, "deal.landlord")
+        check_seat("deal.landlord", landlord, error=RecordError)
     return ids
 
 
@@ -302,7 +313,7 @@ def start_state(rec: dict) -> engine.State:
         raise RecordError("the rules have no bidding, so 'deal.landlord' must give the landlord")
     parts = [ids[s * HAND_SIZE:(s + 1) * HAND_SIZE] for s in range(3)] + [ids[3 * HAND_SIZE:]]
     text = [format_hand(np.bincount(card_rank(p), minlength=NUM_RANKS)) for p in parts]
-    deal = engine.Deal(tuple(text[:3]), text[3], rec["first_bidder"], landlord)
+    deal = engine.Deal((text[0], text[1], text[2]), text[3], rec["first_bidder"], landlord)
     state = engine.reset(0, 1, rules, deals=[deal])
     return dataclasses.replace(state, deal=ids[None, :].copy(), redeals=np.array([rec["redeals"]], np.int16))
 

@@ -51,7 +51,7 @@ SMALL = small_config()
         ({"epsilon": "-0.5"}, r"epsilon must be a probability in \[0, 1\]"),
         ({"epsilon_final": "1.5"}, r"epsilon_final must be a probability"),
         ({"bidding_epsilon": "-0.1"}, r"bidding_epsilon must be a probability"),
-        ({"model.hidden": "0"}, "model.hidden must be a positive integer"),
+        ({"model.hidden": "0"}, "model.hidden must be an integer in 1..4,096, got 0"),
         ({"checkpoint_minutes": "-1"}, "checkpoint_minutes must be >= 0"),
         ({"log_seconds": "-1"}, "log_seconds must be >= 0"),
         ({"eval_minutes": "-1"}, "eval_minutes must be >= 0"),
@@ -263,8 +263,8 @@ def assert_one_line_error(proc: subprocess.CompletedProcess, prog: str, *words: 
     ],
 )
 def test_evaluate_command_line_errors_are_one_line(argv, words, tmp_path):
-    proc = run_module("train.evaluate", *argv, "--no-progress", "--json", str(tmp_path / "out.json"))
-    assert_one_line_error(proc, "train.evaluate", *words)
+    proc = run_module("doudizhu_arena.evaluate", *argv, "--no-progress", "--json", str(tmp_path / "out.json"))
+    assert_one_line_error(proc, "doudizhu_arena.evaluate", *words)
     assert not (tmp_path / "out.json").exists()
 
 
@@ -341,8 +341,9 @@ _LAUGHS = "{a: &a [1,1,1,1,1,1,1,1,1], " + ", ".join(
     ("~: 3\n", r"unknown config key\(s\) \['None'\]"),
     ("yes: 3\n", r"unknown config key\(s\) \['True'\]"),
     (f"seed: {2**64}\n", r"seed must be < 2\*\*63"),
-    ("model: {hidden: 10000000}\n", "need about .* GiB for the weights"),
-    ("model: {head_layers: 100000}\n", "need about .* GiB for the weights"),
+    ("model: {hidden: 10000000}\n", r"model.hidden must be an integer in 1..4,096, got 10000000"),
+    ("model: {head_layers: 100000}\n", r"model.head_layers must be an integer in 1..32, got 100000"),
+    ("model: {hidden: 4096, head_hidden: 4096, head_layers: 32}\n", "need about .* GiB for the weights"),
     ("threads: 100000\n", "threads must be <= 1024"),
     ("games_per_actor: 100000000\n", "need about .* GiB of samples"),
     (f"queue_size: {10**12}\n", "need about .* GiB of samples"),
@@ -359,7 +360,7 @@ def test_a_checkpoint_asking_for_a_huge_model_is_refused(tmp_path):
     path = tmp_path / "huge.pt"
     save_checkpoint(str(path), small_model(), frames=0, updates=0)
     data = torch.load(path, weights_only=True)
-    data["model_config"]["hidden"] = 10**6
+    data["model_config"].update(hidden=4096, head_hidden=4096, head_layers=32)
     del data["digest"]
     torch.save(data, path)
     with pytest.raises(CheckpointError, match="is not a ModelConfig.*GiB"):
@@ -404,7 +405,7 @@ def test_resume_from_a_damaged_checkpoint_is_one_error(tmp_path, edit, message):
 def _deals_file(tmp_path, edit):
     import json
 
-    from agents.arena import make_deals, save_deals
+    from doudizhu_arena.arena import make_deals, save_deals
 
     path = tmp_path / "deals.json"
     save_deals(make_deals(0, 2), str(path))
@@ -426,7 +427,7 @@ def _set(d, key, value):
     (lambda d: d.__setitem__(slice(None), ["x"]), "deal 0: a deal must be a Deal or a dict"),
 ])
 def test_bad_deals_files_are_one_line(tmp_path, capsys, edit, message):
-    from train.evaluate import main
+    from doudizhu_arena.evaluate import main
 
     path = _deals_file(tmp_path, edit)
     with pytest.raises(SystemExit) as err:
@@ -437,7 +438,7 @@ def test_bad_deals_files_are_one_line(tmp_path, capsys, edit, message):
 
 
 def test_deeply_nested_deals_and_swap_lineups(tmp_path, capsys):
-    from train.evaluate import main
+    from doudizhu_arena.evaluate import main
 
     path = tmp_path / "nested.json"
     path.write_text("[" * 100_000)
@@ -466,7 +467,7 @@ def test_a_huge_chunk_does_not_outlive_the_budget(tmp_path):
 
 
 def test_an_evaluation_of_a_billion_deals_is_refused_at_once(capsys):
-    from train.evaluate import main
+    from doudizhu_arena.evaluate import main
 
     with pytest.raises(SystemExit) as err:
         main(["--landlord", "random", "--farmers", "random", "--games", "1000000000"])

@@ -103,7 +103,7 @@ def test_record_appends_after_a_torn_line(tmp_path):
 
 
 def test_evaluate_checks_outputs_before_playing(tmp_path, capsys):
-    from train.evaluate import main
+    from doudizhu_arena.evaluate import main
 
     for option, path in (("--json", str(tmp_path)), ("--record", "/proc/x.jsonl"),
                          ("--save-deals", str(tmp_path / "no" / "d.json"))):
@@ -116,7 +116,7 @@ def test_evaluate_checks_outputs_before_playing(tmp_path, capsys):
 
 
 def test_evaluate_and_play_both_append_records(tmp_path):
-    from train.evaluate import main
+    from doudizhu_arena.evaluate import main
 
     path = tmp_path / "games.jsonl"
     for _ in range(2):
@@ -126,10 +126,10 @@ def test_evaluate_and_play_both_append_records(tmp_path):
 
 
 def test_play_refuses_a_record_it_cannot_write_at_start(capsys):
-    from doudizhu_env import play
+    from doudizhu_table import terminal
 
     argv = ["--opponents", "rule", "rule", "--seed", "1", "--record", "/nonexistent/dir/x.jsonl"]
-    assert play.main(argv) == 2
+    assert terminal.main(argv) == 2
     err = capsys.readouterr().err
     assert "--record: cannot write '/nonexistent/dir/x.jsonl'" in err and err.count("\n") == 1
 
@@ -243,3 +243,36 @@ def test_run_folder_problems_before_any_work(tmp_path, some_file, capsys):
     with pytest.raises(SystemExit) as err:
         main(["--config", "configs/tiny.yaml", "--out-dir", str(tmp_path), "--resume", "--overwrite"])
     assert err.value.code == 2 and "exclusive" in capsys.readouterr().err
+
+
+# -- inputs: one check for every command (issue 38) ------------------------------------------------
+
+
+def test_inputs_that_are_not_regular_files_are_named(tmp_path, some_file):
+    from doudizhu_env.files import InputPathError, check_input, input_problem
+
+    os.mkfifo(tmp_path / "pipe")
+    assert input_problem(tmp_path / "pipe") == "it is a FIFO (named pipe)"
+    assert input_problem(tmp_path / "pipe", streams=True) is None  # records may come from a pipe
+    assert input_problem("/dev/zero", streams=True) == "it is a character device"
+    assert input_problem(tmp_path) == "it is a folder"
+    assert input_problem(tmp_path / "nope") == "no such file"
+    assert input_problem(some_file, max_bytes=3) == "it holds 8 bytes, more than the 3 allowed"
+    assert check_input(some_file, "x") == str(some_file)
+    with pytest.raises(InputPathError, match=r"^--deals: cannot read '.*pipe': it is a FIFO \(named pipe\); "
+                                             "expected a regular file$"):
+        check_input(tmp_path / "pipe", "--deals")
+
+
+def test_outputs_are_checked_together(tmp_path, some_file):
+    from doudizhu_env.files import check_folder, check_outputs
+
+    check_outputs({"--json": tmp_path / "a.json", "--markdown": tmp_path / "a.md", "--heatmap": None})
+    with pytest.raises(OutputPathError, match="--markdown: .*it is also the file of --json"):
+        check_outputs({"--json": tmp_path / "a.json", "--markdown": tmp_path / "." / "a.json"})
+    with pytest.raises(OutputPathError, match="--json: .*it is an input of this command"):
+        check_outputs({"--json": some_file}, inputs=[some_file])
+    check_folder(tmp_path / "new" / "deeper")
+    with pytest.raises(OutputPathError, match="--cache: cannot write in .*existing.txt' on its way is a"):
+        check_folder(some_file / "cells", "--cache")
+    assert not (tmp_path / "new").exists()  # checking makes nothing

@@ -226,7 +226,7 @@ def test_agents_built_from_a_ppo_checkpoint_have_no_critic_input(ppo_run, tmp_pa
 
 
 def test_a_ppo_checkpoint_plays_in_the_arena(ppo_run):
-    from agents.arena import run_arena
+    from doudizhu_arena.arena import run_arena
 
     cfg, run_dir, _ = ppo_run
     path = os.path.join(run_dir, "checkpoint.pt")

@@ -7,9 +7,10 @@ import numpy as np
 import pytest
 from helpers import random_states, sweep
 
-from agents.arena import run_arena
-from doudizhu_env import engine, records, replay
+from doudizhu_arena.arena import run_arena
+from doudizhu_env import engine, records
 from doudizhu_env.rules import Rules
+from doudizhu_table import replay
 
 #: Fields a replay reproduces exactly. Not compared: the shuffle key and the episode counter (engine
 #: bookkeeping a record does not hold), and rewards / ended (they describe the batch's last step).
@@ -100,7 +101,7 @@ def test_arena_records_every_game_without_changing_results(tmp_path):
 
 
 def test_evaluate_command_line_records(tmp_path, capsys):
-    from train import evaluate
+    from doudizhu_arena import evaluate
 
     path = tmp_path / "eval.jsonl"
     evaluate.main(["--seats", "rule", "random", "random", "--games", "2", "--rules", "douzero",
@@ -139,7 +140,7 @@ BAD = {
     "bad card": (lambda r: r["deal"]["hands"][0].__setitem__(0, "1Z"), "bad card '1Z'"),
     "card twice": (lambda r: r["deal"]["hole"].__setitem__(0, r["deal"]["hands"][0][0]), "not one deck"),
     "short hand": (lambda r: r["deal"]["hands"][1].pop(), "got sizes"),
-    "bad seat": (lambda r: r.update(first_bidder=3), "first_bidder must be a seat"),
+    "bad seat": (lambda r: r.update(first_bidder=3), "first_bidder must be 0, 1 or 2, got 3"),
     "move shape": (lambda r: r["moves"].__setitem__(0, "bid1"), r"move 0: expected \[seat, action name\]"),
     "wrong turn": (lambda r: r["moves"][0].__setitem__(0, (r["moves"][0][0] + 1) % 3), "move 0 .* turn"),
     "unknown action": (lambda r: r["moves"][_first_play(r)].__setitem__(1, "3334"), "not a canonical action"),
@@ -151,7 +152,7 @@ BAD = {
     # the second round (issue 23): impossible or lying records
     "version true": (lambda r: r.update(version=True), "unsupported record version True"),
     "version float": (lambda r: r.update(version=1.0), "unsupported record version 1.0"),
-    "redeals too many": (lambda r: r.update(redeals=40000), r"'redeals' must be an int 0..101"),
+    "redeals too many": (lambda r: r.update(redeals=40000), r"'redeals' must be an int 0..100 \(the rules'"),
     "players five": (lambda r: r.update(players=5), "'players' must be a list of 3 names"),
     "players dict": (lambda r: r.update(players={"a": 1}), "'players' must be a list of 3 names"),
     "escaped but finished": (lambda r: r.update(escaped=0), "the moves finish the hand, but the record says"),

@@ -12,7 +12,6 @@ import ast
 import dataclasses
 import inspect
 import math
-import os
 import re
 import textwrap
 import typing
@@ -21,11 +20,12 @@ from dataclasses import dataclass, field
 import yaml
 
 from agents.checkpoint import LEARNERS
-from agents.cluster import BACKENDS
 from agents.dmc import ModelConfig
+from doudizhu_arena.cluster import BACKENDS
 from doudizhu_env.cards import NUM_RANKS
 from doudizhu_env.checks import short
 from doudizhu_env.engine import MAX_HISTORY
+from doudizhu_env.files import input_problem
 from doudizhu_env.observation import OBS_SIZE
 from doudizhu_env.rewards import OBJECTIVES as REWARD_OF_OBJECTIVE
 
@@ -468,13 +468,21 @@ def _read_yaml(text_or_file):
         raise yaml.YAMLError("the document is nested too deeply to read") from None
 
 
+#: The largest config file read (the default config takes a few KB).
+MAX_CONFIG_BYTES = 2**20
+
+
 def load_config(path: str | None = None, overrides: dict | None = None) -> TrainConfig:
     """The config of YAML file ``path`` (or the defaults) with dotted-key ``overrides`` applied."""
     data = {}
     if path:
-        if not os.path.isfile(path):
+        problem = input_problem(path, MAX_CONFIG_BYTES)
+        if problem == "no such file":
             raise ConfigError(f"no config file at {path!r}; expected a YAML file of TrainConfig fields "
                               "such as configs/default.yaml")
+        if problem:
+            raise ConfigError(f"cannot read the config file {path!r}: {problem}; expected a YAML file of "
+                              "TrainConfig fields such as configs/default.yaml")
         try:
             with open(path) as f:
                 data = _read_yaml(f) or {}

@@ -61,7 +61,7 @@ from agents.checkpoint import CheckpointError, learner_of, load_model, read_chec
 from agents.dmc import DMCModel
 from agents.policy import policy_agent
 from doudizhu_env.checks import is_int, short
-from doudizhu_env.files import atomic_write, output_problem
+from doudizhu_env.files import atomic_write, output_problem, remove_inside
 from doudizhu_env.rules import Rules
 
 from .actor import PAST, Actor, actor_process, epsilon_at
@@ -253,7 +253,7 @@ class Run:
 
     def evaluate(self) -> dict:
         """WP / ADP against each baseline through the arena; logged and written to eval.json."""
-        from agents.evaluation import evaluate_against
+        from doudizhu_arena.evaluation import evaluate_against
 
         agent = policy_agent(self.model, self.cfg.learner)
         report = evaluate_against(agent, self.rules, self.cfg.eval_opponents, self.cfg.eval_deals,
@@ -391,16 +391,21 @@ def actors_of(cfg: TrainConfig):
     return run_inline if cfg.num_actors == 0 else run_processes
 
 
+def named_specs(cfg: TrainConfig) -> dict[str, list[str]]:
+    """Every agent spec a config names, per field, whether the run uses it or not (an opponent of
+    share 0 or an unused warm-start agent is still a mistake to say now)."""
+    return {"eval_opponents": list(cfg.eval_opponents), "opponents": [s for s in cfg.opponents if s != PAST],
+            "warm_start_agent": [cfg.warm_start_agent] if cfg.warm_start_agent else []}
+
+
 def check_opponents(cfg: TrainConfig) -> None:
-    """Build each agent the run names once (the evaluation's baselines, the actors' opponents and
-    the warm-start agent), so that a bad spec fails now rather than in an actor or after the training."""
+    """Build each agent the config names once (the evaluation's baselines, the actors' opponents and
+    the warm-start agent, used or not), so that a bad spec fails now rather than in an actor or after
+    the training."""
     from agents.registry import check_specs
 
     rules = Rules.preset(cfg.rules)
-    named = {"eval_opponents": cfg.eval_opponents if cfg.eval_deals else [],
-             "opponents": [s for s in cfg.opponents if s != PAST] if cfg.opponent_share else [],
-             "warm_start_agent": [cfg.warm_start_agent] if cfg.warm_start_frames else []}
-    for key, specs in named.items():
+    for key, specs in named_specs(cfg).items():
         try:
             check_specs(specs, rules)
         except ValueError as err:
@@ -431,6 +436,39 @@ def check_run_dir(cfg: TrainConfig, resume: bool, overwrite: bool) -> None:
         raise ConfigError(f"{run_dir!r} already holds the checkpoint of an earlier run with this out_dir and "
                           "run_name; expected a new --run-name, --resume to continue that run, or "
                           "--overwrite to start it again (replacing its checkpoint)")
+    if overwrite:
+        check_no_links(run_dir)
+    check_inputs_outside(cfg, run_dir, resume)
+
+
+def check_no_links(run_dir: str) -> None:
+    """``--overwrite`` removes and rewrites the run's own files: refuse a run folder whose outputs
+    (or its ``checkpoints`` folder) are links, which would lead it to files outside the folder."""
+    names = ["checkpoint.pt", "eval.json", "checkpoints"]
+    events = glob.glob(os.path.join(glob.escape(run_dir), "events.out.tfevents.*"))
+    names += [os.path.basename(p) for p in events]
+    links = [n for n in names if os.path.islink(os.path.join(run_dir, n))]
+    if links:
+        raise ConfigError(f"--overwrite: {os.path.join(run_dir, links[0])!r} is a link (to "
+                          f"{os.path.realpath(os.path.join(run_dir, links[0]))!r}); --overwrite removes and "
+                          "rewrites only the run folder's own files: expected no link there (remove it, or "
+                          "choose a new --run-name)")
+
+
+def check_inputs_outside(cfg: TrainConfig, run_dir: str, resume: bool) -> None:
+    """No file the run reads (``init_weights``, a checkpoint an agent spec names) may be one the run
+    writes or ``--overwrite`` removes: its checkpoints and ``eval.json`` (``--resume`` reads its own
+    checkpoint.pt on purpose)."""
+    from agents.registry import spec_files
+
+    inputs = {"init_weights": [cfg.init_weights] if cfg.init_weights and not resume else []}
+    inputs.update({key: spec_files(specs) for key, specs in named_specs(cfg).items()})
+    written = [os.path.join(run_dir, n) for n in ("checkpoint.pt", "eval.json")] + run_outputs(run_dir)
+    for key, paths in inputs.items():
+        for path in paths:
+            if any(os.path.exists(path) and os.path.exists(w) and os.path.samefile(path, w) for w in written):
+                raise ConfigError(f"{key}: {path!r} is a file this run writes (or --overwrite removes); "
+                                  "expected a file outside the run folder (copy it first), or --resume")
 
 
 @contextlib.contextmanager
@@ -486,8 +524,7 @@ def train(cfg: TrainConfig, resume: bool = False, overwrite: bool = False) -> di
     earlier = run_outputs(os.path.join(cfg.out_dir, cfg.run_name)) if overwrite and not resume else []
     torch.set_num_threads(cfg.threads)
     run = Run(cfg, resume)  # a bad init_weights file fails here, with the earlier run's files untouched
-    for path in earlier:  # started again: the earlier run's curves and checkpoints would mix with this one's
-        os.remove(path)
+    remove_inside(run.dir, earlier)  # started again: the earlier run's curves and checkpoints would mix
     run.writer.add_text("config", "```\n" + json.dumps(cfg.to_dict(), indent=2) + "\n```", 0)
     with stop_on_signals(run):  # to the saved checkpoint: a signal just after the last step still gets one
         actors(run)
@@ -550,7 +587,7 @@ def main(argv=None) -> None:
         parser.exit(130, f"{parser.prog}: interrupted by Ctrl-C (--resume continues the run from its "
                          "last saved checkpoint, if it saved one)\n")
     if report:
-        from agents.evaluation import format_table
+        from doudizhu_arena.evaluation import format_table
 
         print(format_table(report))
     run_dir = os.path.join(cfg.out_dir, cfg.run_name)

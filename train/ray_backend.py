@@ -30,6 +30,7 @@ import dataclasses
 import math
 import os
 import warnings
+from typing import cast
 
 import numpy as np
 import torch
@@ -46,7 +47,7 @@ MAX_EARLY_DEATHS = 3
 
 def check_ray() -> None:
     """``ConfigError`` saying how to install Ray when it is missing (``backend: ray``)."""
-    from agents.cluster import import_ray
+    from doudizhu_arena.cluster import import_ray
 
     try:
         import_ray()
@@ -110,7 +111,8 @@ class RolloutWorker:
         self.version = -1
         self._sync(weights)
         plays = OnDevice(self.model, device) if device != "cpu" else self.model
-        self.actor = Actor.from_config(plays, cfg, np.random.default_rng(seed_seq))
+        # OnDevice plays the model's part for the actor (forward, rules, cfg): typed as the model
+        self.actor = Actor.from_config(cast(DMCModel, plays), cfg, np.random.default_rng(seed_seq))
         self.chunk_size = cfg.chunk_size
 
     def pid(self) -> int:
@@ -256,7 +258,7 @@ def local_cpus(cfg: TrainConfig) -> int:
 
 def run_ray(run) -> None:
     """``num_actors`` Ray actors feeding the learner of ``run`` (a :class:`~train.dmc.Run`) until it ends."""
-    from agents.cluster import ClusterUnreachable, ray_session
+    from doudizhu_arena.cluster import ClusterUnreachable, ray_session
 
     cfg = run.cfg
     try:

@@ -2,13 +2,13 @@
 
 Examples::
 
-    python -m agents.sprt --candidate dmc:runs/new/checkpoint.pt --baseline pretrained
-    python -m agents.sprt --candidate pretrained --baseline rule --fixed-landlord --h1 0.1
-    python -m agents.sprt --candidate dmc:a.pt --baseline dmc:b.pt --reference rule
+    python -m doudizhu_arena.sprt --candidate dmc:runs/new/checkpoint.pt --baseline pretrained
+    python -m doudizhu_arena.sprt --candidate pretrained --baseline rule --fixed-landlord --h1 0.1
+    python -m doudizhu_arena.sprt --candidate dmc:a.pt --baseline dmc:b.pt --reference rule
 
 From Python::
 
-    from agents.sprt import sequential_test
+    from doudizhu_arena.sprt import sequential_test
     result = sequential_test("dmc:runs/new/checkpoint.pt", "pretrained", h0=0.0, h1=0.1)
     result.decision, result.deals, result.estimate   # "H1", 2400, {"mean": ..., "low": ..., ...}
 
@@ -47,6 +47,8 @@ import argparse
 import dataclasses
 import json
 import math
+import numbers
+import re
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -54,8 +56,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from doudizhu_env.checks import is_int
-from doudizhu_env.files import atomic_write, check_output
+from doudizhu_env.checks import check_seed, is_int, short
+from doudizhu_env.files import atomic_write, check_outputs, echo
 from doudizhu_env.rules import Rules
 
 from .arena import ArenaConfig, chunk_deals, lead_values, mean_ci, one_thread, play_chunks
@@ -79,13 +81,17 @@ class SPRTConfig:
     def __post_init__(self):
         for name in ("alpha", "beta"):
             value = getattr(self, name)
-            if not (isinstance(value, int | float) and 0.0 < value < 1.0):
-                raise ValueError(f"{name} must be a probability strictly between 0 and 1, got {value!r}")
+            if not (_is_number(value) and 0.0 < value < 1.0):
+                raise ValueError(f"{name} must be a probability strictly between 0 and 1, got {short(value)}")
         for name in ("h0", "h1"):
-            if not (isinstance(getattr(self, name), int | float) and math.isfinite(getattr(self, name))):
-                raise ValueError(f"{name} must be a finite number of points, got {getattr(self, name)!r}")
+            if not (_is_number(getattr(self, name)) and math.isfinite(getattr(self, name))):
+                raise ValueError(f"{name} must be a finite number of points, "
+                                 f"got {short(getattr(self, name))}")
         if not self.h1 > self.h0:
             raise ValueError(f"h1 must be greater than h0 (H1: better by h1), got h0={self.h0}, h1={self.h1}")
+        if not self.alpha + self.beta < 1.0:
+            raise ValueError(f"alpha + beta must be below 1 (Wald's bounds cross otherwise), got alpha="
+                             f"{self.alpha:g}, beta={self.beta:g}")
 
     @property
     def lower(self) -> float:
@@ -96,6 +102,11 @@ class SPRTConfig:
     def upper(self) -> float:
         """Accept H1 at or above this log-likelihood ratio."""
         return math.log((1.0 - self.beta) / self.alpha)
+
+
+def _is_number(x) -> bool:
+    """A real number that is not a bool (Python or numpy)."""
+    return isinstance(x, numbers.Real) and not isinstance(x, bool) and type(x).__name__ != "bool_"
 
 
 def log_likelihood_ratio(n: int, mean: float, variance: float, h0: float, h1: float) -> float:
@@ -244,9 +255,11 @@ def sequential_test(candidate: str, baseline: str, *, h0: float = 0.0, h1: float
     with bidding); ``Rules.preset("standard", bidding=False)`` for a fixed landlord."""
     from doudizhu_env.rules import resolve_rules
 
-    config = SPRTConfig(float(h0), float(h1), alpha, beta)
-    if not all(is_int(v) and v >= 1 for v in (max_deals, chunk_size)):
-        raise ValueError(f"max_deals and chunk_size must be positive ints, got {max_deals!r}, {chunk_size!r}")
+    config = SPRTConfig(h0, h1, alpha, beta)
+    for name, value in (("max_deals", max_deals), ("chunk_size", chunk_size), ("workers", workers)):
+        if not (is_int(value) and value >= 1):
+            raise ValueError(f"{name} must be an integer of at least 1, got {short(value)}")
+    check_seed(seed)
     rules = resolve_rules(rules)
     start = time.perf_counter()
     stream = deal_values(candidate, baseline, rules, reference=reference, seed=seed, chunk_size=chunk_size,
@@ -267,7 +280,7 @@ def sequential_test(candidate: str, baseline: str, *, h0: float = 0.0, h1: float
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m agents.sprt", description=__doc__,
+    p = argparse.ArgumentParser(prog="python -m doudizhu_arena.sprt", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--candidate", required=True, help="agent spec of the new agent (agents.registry)")
     p.add_argument("--baseline", required=True, help="agent spec it must beat (e.g. pretrained)")
@@ -295,36 +308,52 @@ def _progress(every: float = 5.0) -> Callable:
     def show(test: SPRT) -> None:
         if time.perf_counter() - last[0] >= every:
             last[0] = time.perf_counter()
-            print(f"  deals {test.n:>7,}  mean {test.mean:+.3f}  LLR {test.llr:+.2f} "
-                  f"(decides at {test.config.lower:+.2f} / {test.config.upper:+.2f})", flush=True)
+            echo(f"  deals {test.n:>7,}  mean {test.mean:+.3f}  LLR {test.llr:+.2f} "
+                 f"(decides at {test.config.lower:+.2f} / {test.config.upper:+.2f})")
 
     return show
 
 
-def main(argv=None) -> SPRTResult:
-    """Run the test, print the decision, write the JSON asked for."""
-    from .registry import check_specs
+def check_args(args, rules: Rules) -> SPRTConfig:
+    """The test's config from the options, every option and file checked before any game (one-line
+    ``ValueError``s naming the option)."""
+    from agents.registry import check_specs, spec_files
 
+    try:
+        config = SPRTConfig(args.h0, args.h1, args.alpha, args.beta)
+    except ValueError as err:  # named as the options are
+        message = str(err).replace("alpha + beta", "--alpha + --beta")
+        raise ValueError(re.sub(r"^(alpha|beta|h0|h1)\b", r"--\1", message)) from None
+    for name in ("max_deals", "chunk_size", "workers"):
+        value = getattr(args, name)
+        if value is not None and value < 1:
+            raise ValueError(f"--{name.replace('_', '-')} must be at least 1, got {value}")
+    check_seed(args.seed, "--seed")
+    specs = [args.candidate, args.baseline] + ([args.reference] if args.reference else [])
+    check_outputs({"--json": args.json}, inputs=spec_files(specs))
+    one_thread()
+    check_specs(specs, rules)
+    return config
+
+
+def main(argv=None) -> SPRTResult:
+    """Run the test, write the JSON asked for, print the decision. Ctrl-C stops it with one line (exit
+    status 130); stdout closed early (``| head -1``) stops the printing, not the test or its file."""
     parser = build_parser()
     args = parser.parse_args(argv)
     rules = Rules.preset("standard", bidding=not args.fixed_landlord)
     try:
-        config = SPRTConfig(args.h0, args.h1, args.alpha, args.beta)
-        for name in ("max_deals", "chunk_size", "workers"):
-            value = getattr(args, name)
-            if value is not None and value < 1:
-                raise ValueError(f"--{name.replace('_', '-')} must be at least 1, got {value}")
-        check_output(args.json, "--json")
-        one_thread()
-        check_specs([args.candidate, args.baseline] + ([args.reference] if args.reference else []), rules)
+        config = check_args(args, rules)
         if args.backend == "ray":
             import_ray()
     except (ValueError, OSError, ImportError) as err:
         parser.exit(2, f"{parser.prog}: error: {' '.join(str(err).split())}\n")
-    print(f"SPRT: is {args.candidate} better than {args.baseline}"
-          f"{' (both against ' + args.reference + ')' if args.reference else ' (head to head)'}? "
-          f"H0 {config.h0:+g} against H1 {config.h1:+g} points per deal, "
-          f"{'fixed landlord' if args.fixed_landlord else 'with bidding'}", flush=True)
+    except KeyboardInterrupt:  # while the agents load
+        parser.exit(130, f"{parser.prog}: interrupted by Ctrl-C before the first game: nothing played\n")
+    echo(f"SPRT: is {args.candidate} better than {args.baseline}"
+         f"{' (both against ' + args.reference + ')' if args.reference else ' (head to head)'}? "
+         f"H0 {config.h0:+g} against H1 {config.h1:+g} points per deal, "
+         f"{'fixed landlord' if args.fixed_landlord else 'with bidding'}")
     try:
         with chunk_pool(args.backend, args.ray_address, args.workers) as pool:
             result = sequential_test(args.candidate, args.baseline, h0=config.h0, h1=config.h1,
@@ -334,10 +363,15 @@ def main(argv=None) -> SPRTResult:
                                      on_batch=None if args.quiet else _progress())
     except ClusterUnreachable as err:
         parser.exit(2, f"{parser.prog}: error: --ray-address: {' '.join(str(err).split())}\n")
-    print(result.summary() + f" ({result.setup['seconds']:.0f}s)")
+    except KeyboardInterrupt:
+        parser.exit(130, f"{parser.prog}: interrupted by Ctrl-C: no decision, nothing written (the test "
+                         "keeps no partial results); run the same command again to start it over (same "
+                         "seed, same deals)\n")
     if args.json:
         atomic_write(args.json, json.dumps(result.to_dict(), indent=1))
-        print(f"written: {args.json}")
+    echo(result.summary() + f" ({result.setup['seconds']:.0f}s)")
+    if args.json:
+        echo(f"written: {args.json}")
     return result
 
 

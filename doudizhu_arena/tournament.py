@@ -2,9 +2,9 @@
 
 Examples::
 
-    python -m agents.tournament --agents random rlcard rule pretrained --deals 2000 --workers 2 \\
+    python -m doudizhu_arena.tournament --agents random rlcard rule pretrained --deals 2000 --workers 2 \\
         --json t.json --markdown t.md --heatmap t.png
-    python -m agents.tournament --agents rule pretrained dmc:runs/x/checkpoint.pt --modes fixed
+    python -m doudizhu_arena.tournament --agents rule pretrained dmc:runs/x/checkpoint.pt --modes fixed
 
 The table. A tournament over agents ``A1 .. AK`` plays one *cell* per ordered
 pair (row ``a``, column ``b``), diagonal included, in each mode:
@@ -19,7 +19,7 @@ pair (row ``a``, column ``b``), diagonal included, in each mode:
 Every cell of a mode is played on the same deals (seed and deal count are the
 tournament's), so cells compare like with like and the ratings can be
 bootstrapped over deals. WP and ADP have 95% intervals over per-deal values,
-as in the arena (:mod:`agents.arena`).
+as in the arena (:mod:`doudizhu_arena.arena`).
 
 Ratings (:func:`fit_ratings`). One number per agent and mode:
 
@@ -51,7 +51,6 @@ import hashlib
 import json
 import math
 import os
-import re
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -59,7 +58,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from doudizhu_env.files import atomic_write, check_output
+from doudizhu_env.checks import check_seed, is_int, short
+from doudizhu_env.files import (
+    OutputPathError,
+    atomic_write,
+    check_folder,
+    check_input,
+    check_output,
+    check_outputs,
+    echo,
+)
 from doudizhu_env.rules import Rules
 
 from .arena import (
@@ -81,6 +89,10 @@ CACHE_VERSION = 1
 #: The most deals per cell (every deal is made before the first game).
 MAX_DEALS = 1_000_000
 ELO_PER_LOGIT = 400.0 / math.log(10.0)
+#: The most bootstrap replicates of the ratings' intervals (each refits every rating).
+MAX_BOOTSTRAP = 100_000
+#: The largest cell file read (a million deals' two values as JSON take about 40 MB).
+MAX_CELL_BYTES = 64 * 2**20
 
 
 def mode_rules(mode: str) -> Rules:
@@ -125,30 +137,58 @@ def cell_config(mode: str, agent: str, opponent: str, seed: int, chunk_size: int
 def spec_fingerprint(spec: str) -> list:
     """What a spec's result depends on beyond its text: size and modification time of every file
     it names (a checkpoint, a DouZero folder's files, the shipped weights for ``pretrained``)."""
-    from .registry import PRETRAINED
+    from agents.registry import spec_files
 
-    parts = [PRETRAINED] if "pretrained" in spec else []
-    for token in re.split(r"[,=]", spec):  # search:BASE,rollout=SPEC: each spec, with and without its prefix
-        parts += [token, token.split(":", 1)[-1]]
     found = []
-    for part in dict.fromkeys(parts):
-        if os.path.isfile(part):
-            st = os.stat(part)
-            found.append([os.path.abspath(part), st.st_size, st.st_mtime_ns])
-        elif os.path.isdir(part):
-            for name in sorted(os.listdir(part)):
-                full = os.path.join(part, name)
-                if os.path.isfile(full):
-                    st = os.stat(full)
-                    found.append([os.path.abspath(full), st.st_size, st.st_mtime_ns])
+    for path in spec_files([spec]):
+        st = os.stat(path)
+        found.append([os.path.abspath(path), st.st_size, st.st_mtime_ns])
     return found
 
 
+#: The largest points of one game in absolute value (scores are int32).
+MAX_POINTS = 2**31
+
+
+class InvalidCell(ValueError):
+    """A cell file that does not hold a valid cell of its key (the message says why)."""
+
+
+def cell_values(data, key: dict) -> tuple[np.ndarray, np.ndarray]:
+    """The per-deal scores and win shares of a cell file's content, checked against the key the file
+    is named for: the key it claims, one finite number per deal, points within int32, win shares in
+    [0, 1] that a whole number of games gives. :class:`InvalidCell` says what is wrong."""
+    if not isinstance(data, dict) or not {"key", "score", "win"} <= set(data):
+        raise InvalidCell("not a cell (expected an object with key, score and win)")
+    if data["key"] != json.loads(json.dumps(key)):
+        raise InvalidCell("it claims another cell's key (another version, agent, seed or file)")
+    games = 1 if key["mode"] == "fixed" else 3
+    values = []
+    for name, low, high, span in (("score", -MAX_POINTS, MAX_POINTS, "beyond ±2**31 points"),
+                                  ("win", 0.0, 1.0, "outside [0, 1]")):
+        column = data[name]
+        if not isinstance(column, list) or len(column) != key["deals"]:
+            raise InvalidCell(f"{name} is not a list of {key['deals']} values, one per deal")
+        if not all(isinstance(v, int | float) and not isinstance(v, bool) for v in column):
+            raise InvalidCell(f"{name} holds a value that is not a number")
+        array = np.asarray(column, dtype=np.float64)
+        if not (np.isfinite(array).all() and (array >= low).all() and (array <= high).all()):
+            raise InvalidCell(f"{name} holds a value that is not finite or {span}")
+        values.append(array)
+    if not np.allclose(values[1] * games, np.round(values[1] * games)):
+        raise InvalidCell(f"win holds a share that {games} game(s) per deal cannot give")
+    return values[0], values[1]
+
+
 class CellCache:
-    """Finished cells on disk, one JSON file per cell (``folder`` None: no cache)."""
+    """Finished cells on disk, one JSON file per cell (``folder`` None: no cache).
+
+    Every cell read is checked (:func:`cell_values`); an invalid one is played again and named in
+    :attr:`invalid` (``path: why``)."""
 
     def __init__(self, folder: str | None):
         self.folder = folder
+        self.invalid: list[str] = []
 
     def key(self, mode: str, agent: str, opponent: str, seed: int, deals: int, chunk_size: int) -> dict:
         """Everything a cell's result depends on."""
@@ -161,20 +201,28 @@ class CellCache:
         return os.path.join(self.folder, f"{key['mode']}-{digest}.json")
 
     def load(self, key: dict) -> Cell | None:
-        """The cached cell of ``key``, or None (not cached, or a file that does not hold it)."""
-        if self.folder is None or not os.path.isfile(self.path(key)):
+        """The cached cell of ``key``, or None (not cached, or a file that does not hold it validly)."""
+        if self.folder is None or not os.path.lexists(self.path(key)):
             return None
+        path = self.path(key)
         try:
-            with open(self.path(key)) as f:
-                data = json.load(f)
-            if data.get("key") != json.loads(json.dumps(key)):
-                return None
-            score, win = (np.asarray(data[k], dtype=np.float64) for k in ("score", "win"))
-        except (OSError, ValueError, TypeError, KeyError, AttributeError, RecursionError):
-            return None
-        if score.shape != (key["deals"],) or win.shape != score.shape:
+            check_input(path, "cell file", MAX_CELL_BYTES)
+            with open(path, encoding="utf-8") as f:
+                score, win = cell_values(json.load(f), key)
+        except (OSError, ValueError, OverflowError, RecursionError) as err:  # a cell not to trust
+            self.invalid.append(f"{path}: {' '.join(str(err).split())[:200]}")
             return None
         return Cell(key["mode"], key["agent"], key["opponent"], score, win)
+
+    def check_writable(self, keys: Sequence[dict]) -> None:
+        """Before any game: the folder can be made and written, and each cell's file can be written
+        (:class:`~doudizhu_env.files.OutputPathError` otherwise)."""
+        if self.folder is None:
+            return
+        check_folder(self.folder, "--cache")
+        if os.path.isdir(self.folder):
+            for key in keys:
+                check_output(self.path(key), "--cache")
 
     def save(self, key: dict, cell: Cell) -> None:
         if self.folder is None:
@@ -250,7 +298,7 @@ def play_tournament(agents: Sequence[str], num_deals: int = 2000, modes: Sequenc
     figures (``cells[row][column]``), the ratings with intervals, and what was played.
 
     ``cache``: a folder of finished cells (see the module docstring); None plays everything.
-    ``pool``/``workers``: where chunks are played, as in :func:`agents.arena.run_arena`.
+    ``pool``/``workers``: where chunks are played, as in :func:`doudizhu_arena.arena.run_arena`.
     """
     agents = check_agent_names(agents)
     modes = list(dict.fromkeys(modes))
@@ -258,11 +306,17 @@ def play_tournament(agents: Sequence[str], num_deals: int = 2000, modes: Sequenc
         mode_rules(m)
     if not 1 <= num_deals <= MAX_DEALS:
         raise ValueError(f"deals per cell must be between 1 and {MAX_DEALS:,}, got {num_deals}")
+    check_seed(seed)
+    if not (is_int(bootstrap) and 0 <= bootstrap <= MAX_BOOTSTRAP):
+        raise ValueError(f"bootstrap must be an integer in 0..{MAX_BOOTSTRAP:,}, got {short(bootstrap)}")
     store = CellCache(cache)
     keys = {(m, a, b): store.key(m, a, b, seed, num_deals, chunk_size) for m in modes for a in agents
             for b in agents}
     cells = {k: store.load(key) for k, key in keys.items()}
     todo = [keys[k] for k, c in cells.items() if c is None]
+    store.check_writable(todo)  # now, not after every game
+    for line in store.invalid:
+        print(f"tournament cache: {line}; playing the cell again", file=sys.stderr, flush=True)
     deals = {m: make_deals(seed, num_deals, mode_rules(m), chunk_size) for m in modes
              if any(key["mode"] == m for key in todo)}
     start = time.perf_counter()
@@ -272,7 +326,7 @@ def play_tournament(agents: Sequence[str], num_deals: int = 2000, modes: Sequenc
     rng = np.random.default_rng([seed, 7])
     report = {"agents": agents, "config": {"deals": num_deals, "seed": seed, "chunk_size": chunk_size,
                                            "modes": modes, "cache": cache},
-              "played": len(todo), "cached": len(keys) - len(todo),
+              "played": len(todo), "cached": len(keys) - len(todo), "invalid_cache": store.invalid,
               "seconds": time.perf_counter() - start, "modes": {}}
     for m in modes:
         grid = [[cells[(m, a, b)] for b in agents] for a in agents]
@@ -451,7 +505,7 @@ def heatmap_png(report: dict) -> bytes:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m agents.tournament", description=__doc__,
+    p = argparse.ArgumentParser(prog="python -m doudizhu_arena.tournament", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--agents", nargs="+", required=True, metavar="SPEC",
                    help="agent specs (agents.registry), each once; at least two")
@@ -477,24 +531,51 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def check_args(args) -> None:
-    """One-line ``ValueError``s for bad options, before any game."""
+    """One-line ``ValueError``s for bad options and files, before any game: the outputs (none of them an
+    input or another output), the cache folder."""
+    from agents.registry import spec_files
+
     check_agent_names(args.agents)
     if not 1 <= args.deals <= MAX_DEALS:
         raise ValueError(f"--deals must be between 1 and {MAX_DEALS:,}, got {args.deals}")
     for name in ("workers", "chunk_size"):
         if getattr(args, name) is not None and getattr(args, name) < 1:
             raise ValueError(f"--{name.replace('_', '-')} must be at least 1, got {getattr(args, name)}")
-    if args.bootstrap < 0:
-        raise ValueError(f"--bootstrap must be 0 or more, got {args.bootstrap}")
-    for option in ("json", "markdown", "heatmap"):
-        check_output(getattr(args, option), f"--{option}")
-    if not args.no_cache and os.path.exists(args.cache) and not os.path.isdir(args.cache):
-        raise ValueError(f"--cache {args.cache!r} is a file; expected a folder (created if missing)")
+    if not 0 <= args.bootstrap <= MAX_BOOTSTRAP:
+        raise ValueError(f"--bootstrap must be in 0..{MAX_BOOTSTRAP:,}, got {args.bootstrap:,}")
+    check_seed(args.seed, "--seed")
+    check_outputs({f"--{o}": getattr(args, o) for o in ("json", "markdown", "heatmap")},
+                  inputs=spec_files(args.agents))
+    if not args.no_cache:
+        check_folder(args.cache, "--cache")
+
+
+def write_outputs(args, report: dict) -> list[str]:
+    """The files asked for (written before anything is printed: a closed stdout loses none of them)."""
+    written = []
+    for option, content in (("json", lambda: json.dumps(report, indent=1)),
+                            ("markdown", lambda: format_markdown(report)),
+                            ("heatmap", lambda: heatmap_png(report))):
+        if getattr(args, option):
+            atomic_write(getattr(args, option), content())
+            written.append(getattr(args, option))
+    return written
+
+
+def _interrupted(cache: str | None) -> str:
+    """The line a tournament stopped by Ctrl-C ends with: what is kept, how to continue."""
+    if cache is None:
+        return ("interrupted by Ctrl-C: nothing kept (--no-cache); run it again to play every cell, or "
+                "without --no-cache to keep finished cells")
+    done = len([n for n in os.listdir(cache) if n.endswith(".json")]) if os.path.isdir(cache) else 0
+    return (f"interrupted by Ctrl-C: the finished cells are kept in {cache} ({done} cell files); run the "
+            "same command again to continue from them")
 
 
 def main(argv=None) -> dict:
-    """Play the tournament, print the tables and leaderboards, write the files asked for."""
-    from .registry import check_specs
+    """Play the tournament, write the files asked for, print the tables and leaderboards. Ctrl-C stops
+    it with one line (exit status 130) saying what is kept; a closed stdout stops only the printing."""
+    from agents.registry import check_specs
 
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -507,33 +588,29 @@ def main(argv=None) -> dict:
             import_ray()
     except (ValueError, OSError, ImportError) as err:
         parser.exit(2, f"{parser.prog}: error: {' '.join(str(err).split())}\n")
+    except KeyboardInterrupt:  # while the agents load
+        parser.exit(130, f"{parser.prog}: interrupted by Ctrl-C before the first game: nothing played\n")
     cache = None if args.no_cache else args.cache
     try:
         with chunk_pool(args.backend, args.ray_address, args.workers) as pool:
             report = play_tournament(args.agents, args.deals, args.modes, seed=args.seed,
                                      chunk_size=args.chunk_size, workers=args.workers or 1, cache=cache,
                                      pool=pool, progress=not args.no_progress, bootstrap=args.bootstrap)
-    except ClusterUnreachable as err:
-        parser.exit(2, f"{parser.prog}: error: --ray-address: {' '.join(str(err).split())}\n")
-    print(f"{len(args.agents)} agents, {args.deals} deals per cell: {report['played']} cells played "
-          f"({report['seconds']:.0f}s), {report['cached']} read from the cache")
+    except (ClusterUnreachable, OutputPathError) as err:
+        where = "--ray-address: " if isinstance(err, ClusterUnreachable) else ""
+        parser.exit(2, f"{parser.prog}: error: {where}{' '.join(str(err).split())}\n")
+    except KeyboardInterrupt:
+        parser.exit(130, f"{parser.prog}: {_interrupted(cache)}\n")
+    written = write_outputs(args, report)
+    echo(f"{len(args.agents)} agents, {args.deals} deals per cell: {report['played']} cells played "
+         f"({report['seconds']:.0f}s), {report['cached']} read from the cache")
     for mode in report["modes"]:
-        print()
-        print(format_table(report, mode))
-    written = []
-    if args.json:
-        atomic_write(args.json, json.dumps(report, indent=1))
-        written.append(args.json)
-    if args.markdown:
-        atomic_write(args.markdown, format_markdown(report))
-        written.append(args.markdown)
-    if args.heatmap:
-        atomic_write(args.heatmap, heatmap_png(report))
-        written.append(args.heatmap)
+        echo()
+        echo(format_table(report, mode))
     if cache:
         written.append(f"{cache}/ (cells)")
     if written:
-        print("\nwritten: " + ", ".join(written))
+        echo("\nwritten: " + ", ".join(written))
     return report
 
 
