@@ -148,7 +148,7 @@ def learner_of(data: dict, path: str = "the checkpoint") -> str:
 
 
 def load_model(path: str, rules: Rules | None = None, model_config: ModelConfig | None = None) -> DMCModel:
-    """The :class:`DMCModel` stored at ``path``.
+    """The :class:`DMCModel` stored at ``path`` (its ``learner`` the file's: :func:`learner_of`).
 
     ``rules`` / ``model_config``, when given, must match the checkpoint's;
     otherwise :class:`CheckpointError` says which differs.
@@ -172,6 +172,7 @@ def load_model(path: str, rules: Rules | None = None, model_config: ModelConfig 
         model.load_state_dict(data["model"])
     except (RuntimeError, TypeError, ValueError, AttributeError) as err:
         raise CheckpointError(f"{path!r}: weights do not fit the model: {err}") from err
+    model.learner = learner_of(data, path)
     return model
 
 

@@ -210,6 +210,9 @@ class DMCModel(nn.Module):
         super().__init__()
         self.cfg = cfg or ModelConfig()
         self.rules = rules
+        self.learner = "dmc"
+        """The learner whose weights these are: ``dmc`` (Q-values) or ``ppo`` (a policy's logits);
+        :func:`agents.checkpoint.load_model` sets it from the file."""
         self.nets = nn.ModuleDict({p: QNet(self.cfg) for p in NETWORKS})
         self.register_buffer("action_feats", torch.from_numpy(action_features(rules)), persistent=False)
 

@@ -152,13 +152,13 @@ def check_specs(specs, rules: Rules | None = None) -> None:
 def _dmc_agent(path: str, rules: Rules | None) -> Agent:
     """The greedy agent of a training checkpoint (``train.dmc``) by the learner that wrote it: the
     policy's weights only (a PPO file's critic is not read)."""
-    from .checkpoint import learner_of, load_model, read_checkpoint
+    from .checkpoint import load_model
     from .policy import policy_agent
 
     model = load_model(path)
     if rules is not None and action_table(rules).names != action_table(model.rules).names:
         raise ValueError(f"{path!r} was trained under rules {model.rules}; its actions differ from {rules}'s")
-    return policy_agent(model, learner_of(read_checkpoint(path), path))
+    return policy_agent(model, model.learner)
 
 
 def _search_agent(spec: str, rules: Rules | None, rng: np.random.Generator) -> Agent:

@@ -28,7 +28,7 @@ import json
 import os
 import time
 
-from agents.checkpoint import learner_of, load_model, read_checkpoint
+from agents.checkpoint import load_model, read_checkpoint
 from agents.policy import policy_agent
 from doudizhu_arena.evaluation import evaluate_against
 from train.config import load_config
@@ -109,7 +109,7 @@ def run_variant(name: str, overrides: dict, minutes: float, deals: int, out_dir:
     minutes = (time.monotonic() - start) / 60
     path = os.path.join(out_dir, cfg.run_name, "checkpoint.pt")
     model = load_model(path)
-    agent = policy_agent(model, learner_of(read_checkpoint(path))) if eval_workers <= 1 else f"dmc:{path}"
+    agent = policy_agent(model, model.learner) if eval_workers <= 1 else f"dmc:{path}"
     report = evaluate_against(agent, model.rules, ["rule"], deals, seed=seed + 1000, workers=eval_workers)
     row = {"variant": name, "overrides": overrides, "frames": read_checkpoint(path)["frames"],
            "minutes": minutes}

@@ -220,7 +220,7 @@ def test_agents_built_from_a_ppo_checkpoint_have_no_critic_input(ppo_run, tmp_pa
     for spec in (path, f"dmc:{path}", exported, f"search:{exported},worlds=2,candidates=2"):
         agent = make_agent(spec, STANDARD)
         policy = agent.base if spec.startswith("search:") else agent
-        assert isinstance(policy, PolicyAgent) and policy.name == "ppo"
+        assert isinstance(policy, PolicyAgent) and policy.name == "ppo" and policy.model.learner == "ppo"
         assert not any("critic" in k for k in policy.model.state_dict())
         assert all(net.state_mlp[0].in_features == len(_NOT_HISTORY) for net in policy.model.nets.values())
 

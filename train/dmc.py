@@ -81,6 +81,7 @@ class Run:
         self.rules = Rules.preset(cfg.rules)
         torch.manual_seed(cfg.seed)
         self.model = DMCModel(self.rules, cfg.model)
+        self.model.learner = cfg.learner
         self.frames, self.updates, self.resumed_from, self.resumed_updates = 0, 0, 0, 0
         self.stop_signal: str | None = None  # the signal's name once the user asked the run to stop
         device = resolve_device(cfg.device)
