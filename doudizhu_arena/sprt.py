@@ -51,7 +51,7 @@ import numbers
 import re
 import sys
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -224,7 +224,7 @@ def _configs(candidate: str, baseline: str, reference: str | None, rules: Rules,
 
 def deal_values(candidate: str, baseline: str, rules: Rules, *, reference: str | None = None, seed: int = 0,
                 chunk_size: int = 100, max_deals: int = 50_000, workers: int = 1, pool=None,
-                agent_factory: Callable | None = None) -> Iterator[np.ndarray]:
+                agent_factory: Callable | None = None) -> Generator[np.ndarray, None, None]:
     """Per chunk of deals, the values ``x`` (see the module docstring), chunk after chunk."""
     cfgs = _configs(candidate, baseline, reference, rules, seed, chunk_size, agent_factory)
     chunks = math.ceil(max_deals / chunk_size)

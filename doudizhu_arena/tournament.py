@@ -55,6 +55,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -197,6 +198,7 @@ class CellCache:
                 "files": [spec_fingerprint(agent), spec_fingerprint(opponent)]}
 
     def path(self, key: dict) -> str:
+        assert self.folder is not None, "a cell's path asked of a cache without a folder"
         digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:20]
         return os.path.join(self.folder, f"{key['mode']}-{digest}.json")
 
@@ -312,7 +314,7 @@ def play_tournament(agents: Sequence[str], num_deals: int = 2000, modes: Sequenc
     store = CellCache(cache)
     keys = {(m, a, b): store.key(m, a, b, seed, num_deals, chunk_size) for m in modes for a in agents
             for b in agents}
-    cells = {k: store.load(key) for k, key in keys.items()}
+    cells: dict[tuple, Any] = {k: store.load(key) for k, key in keys.items()}
     todo = [keys[k] for k, c in cells.items() if c is None]
     store.check_writable(todo)  # now, not after every game
     for line in store.invalid:
@@ -324,10 +326,10 @@ def play_tournament(agents: Sequence[str], num_deals: int = 2000, modes: Sequenc
                            progress=progress, on_cell=store.save):
         cells[(cell.mode, cell.agent, cell.opponent)] = cell
     rng = np.random.default_rng([seed, 7])
-    report = {"agents": agents, "config": {"deals": num_deals, "seed": seed, "chunk_size": chunk_size,
-                                           "modes": modes, "cache": cache},
-              "played": len(todo), "cached": len(keys) - len(todo), "invalid_cache": store.invalid,
-              "seconds": time.perf_counter() - start, "modes": {}}
+    config = {"deals": num_deals, "seed": seed, "chunk_size": chunk_size, "modes": modes, "cache": cache}
+    report: dict[str, Any] = {"agents": agents, "config": config, "played": len(todo),
+                              "cached": len(keys) - len(todo), "invalid_cache": store.invalid,
+                              "seconds": time.perf_counter() - start, "modes": {}}
     for m in modes:
         grid = [[cells[(m, a, b)] for b in agents] for a in agents]
         report["modes"][m] = {"cells": {a: {b: grid[i][j].figures() for j, b in enumerate(agents)}
@@ -398,7 +400,7 @@ def fit_ratings(grid: list[list[Cell]], agents: Sequence[str], rng: np.random.Ge
         pick = rng.integers(0, n, n)
         boot_adp.append(adp_ratings(score[:, :, pick].mean(-1)))
         boot_elo.append(elo_ratings(win[:, :, pick].sum(-1), games))
-    out = {}
+    out: dict[str, dict] = {}
     for i, a in enumerate(agents):
         out[a] = {}
         for name, point, boot in (("adp", adp, boot_adp), ("elo", elo, boot_elo)):

@@ -423,7 +423,8 @@ def play_session(table: Table, seed: int, hands: int, record: str | None = None)
         try:
             state = table.play_hand(state)
         except Quit as q:
-            _tally(table, q.state, totals, k + 1, record, players, seed)
+            if q.state is not None:
+                _tally(table, q.state, totals, k + 1, record, players, seed)
             raise
         _tally(table, state, totals, k + 1, record, players, seed)
         if k + 1 < hands:
