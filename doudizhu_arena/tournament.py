@@ -81,7 +81,8 @@ from .arena import (
     play_chunks,
     progress_bar,
 )
-from .cluster import BACKENDS, ClusterUnreachable, import_ray
+from .cluster import ClusterUnreachable
+from .options import add_play_options, exit_error, prepare_backend
 from .ray_arena import chunk_pool
 
 MODES = ("fixed", "bidding")
@@ -513,13 +514,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="agent specs (agents.registry), each once; at least two")
     p.add_argument("--deals", type=int, default=2000, help="deals per cell (default 2000)")
     p.add_argument("--modes", nargs="+", choices=MODES, default=list(MODES), help="default: both")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--workers", type=int, help="processes (default 1), or with --backend ray the chunks "
-                   "played at once; results do not depend on it")
-    p.add_argument("--backend", choices=BACKENDS, default="local", help="local processes or Ray tasks")
-    p.add_argument("--ray-address", default="", help="with --backend ray: auto or HOST:PORT (default: a "
-                   "local Ray instance)")
-    p.add_argument("--chunk-size", type=int, default=200, help="deals per chunk (results depend on it)")
+    add_play_options(p, chunk_size=200)
     p.add_argument("--cache", default=os.path.join("runs", "tournament-cache"),
                    help="folder of finished cells, reused by later runs (default runs/tournament-cache)")
     p.add_argument("--no-cache", action="store_true", help="play every cell, keep none")
@@ -586,10 +581,9 @@ def main(argv=None) -> dict:
         one_thread()
         for mode in args.modes:
             check_specs(args.agents, mode_rules(mode))
-        if args.backend == "ray":
-            import_ray()
+        prepare_backend(args)
     except (ValueError, OSError, ImportError) as err:
-        parser.exit(2, f"{parser.prog}: error: {' '.join(str(err).split())}\n")
+        exit_error(parser, err)
     except KeyboardInterrupt:  # while the agents load
         parser.exit(130, f"{parser.prog}: interrupted by Ctrl-C before the first game: nothing played\n")
     cache = None if args.no_cache else args.cache
@@ -599,8 +593,7 @@ def main(argv=None) -> dict:
                                      chunk_size=args.chunk_size, workers=args.workers or 1, cache=cache,
                                      pool=pool, progress=not args.no_progress, bootstrap=args.bootstrap)
     except (ClusterUnreachable, OutputPathError) as err:
-        where = "--ray-address: " if isinstance(err, ClusterUnreachable) else ""
-        parser.exit(2, f"{parser.prog}: error: {where}{' '.join(str(err).split())}\n")
+        exit_error(parser, err, "--ray-address" if isinstance(err, ClusterUnreachable) else "")
     except KeyboardInterrupt:
         parser.exit(130, f"{parser.prog}: {_interrupted(cache)}\n")
     written = write_outputs(args, report)
