@@ -85,7 +85,7 @@ from doudizhu_env.cards import (
     SMALL_JOKER,
     TWO,
 )
-from doudizhu_env.rules import Rules
+from doudizhu_env.rules import TABLES_KEPT, Rules
 
 from .base import Agent
 
@@ -517,7 +517,7 @@ class _Features:
     need: np.ndarray  # see _NEED
 
 
-@functools.cache
+@functools.lru_cache(maxsize=TABLES_KEPT)
 def _features(rules: Rules) -> _Features:
     """The :class:`_Features` of ``rules``' action table (built once per configuration)."""
     t = action_table(rules)
