@@ -486,3 +486,10 @@ def test_playing_after_the_hand_is_over_says_so(client):
     for body in ({"cards": [game["hand"][0]["id"]] if game["hand"] else [0]}, {"action": 0}):
         r = client.post(f"/api/games/{game['game']}/move", json=body)
         assert r.status_code == 400 and "the hand is over" in r.json()["error"]
+
+
+def test_a_large_answer_is_compressed(client, tmp_path):
+    path = tmp_path / "games.jsonl"
+    run_arena(["rule", "random", "random"], 2, "standard", seed=4, record=str(path))
+    r = client.post("/api/replays", content=path.read_bytes(), headers={"Accept-Encoding": "gzip"})
+    assert r.status_code == 200 and r.headers["content-encoding"] == "gzip" and len(r.json()["games"]) == 6

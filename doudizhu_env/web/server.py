@@ -281,6 +281,7 @@ def create_app(rules: Rules | None = None, opponents: list[str] | None = None, a
     """
     from starlette.applications import Starlette
     from starlette.exceptions import HTTPException
+    from starlette.middleware.gzip import GZipMiddleware
     from starlette.routing import Mount
     from starlette.staticfiles import StaticFiles
 
@@ -298,6 +299,7 @@ def create_app(rules: Rules | None = None, opponents: list[str] | None = None, a
                               "nothing was changed by it if it was a move; reload the game")
 
     app = Starlette(routes=routes, exception_handlers={HTTPException: http_error, Exception: server_error})
+    app.add_middleware(GZipMiddleware, minimum_size=4096)  # a replay's answer: about 10x smaller
     app.add_middleware(Guard, hosts=hosts or ["127.0.0.1", "localhost", "[::1]"])
     app.state.table = server
     return app

@@ -306,7 +306,10 @@ async function reveal(v, entries) {
     }
   }
   show(v);
-  if (v.done) $("result").scrollIntoView({ block: "nearest" });
+  if (v.done) {
+    say(v.result.outcome);
+    $("result").scrollIntoView({ block: "nearest" });
+  }
 }
 
 function logItem(e) {
