@@ -2,13 +2,13 @@
 
 ::
 
-    from agents.arena import format_report, run_arena
+    from doudizhu_arena.arena import format_report, run_arena
 
     report = run_arena(["sb3:ppo_doudizhu.zip", "random", "random"], 300)  # a model.save() file
     print(format_report(report))
 
 ``sb3:PATH`` is the spec of :func:`agents.registry.make_agent` (so also
-``python -m train.evaluate --landlord sb3:ppo_doudizhu.zip --farmers random``);
+``python -m doudizhu_arena.evaluate --landlord sb3:ppo_doudizhu.zip --farmers random``);
 ``SB3Agent(model)`` wraps a model already in memory (with ``run_arena``'s
 ``agent_factory``).
 
@@ -17,7 +17,7 @@ its settings as JSON in which some objects (the spaces, schedules, classes)
 are pickles, and ``MaskablePPO.load`` unpickles them: a crafted file runs
 whatever it likes. :meth:`SB3Agent.load` reads only the JSON's plain values
 and the policy's weights (``policy.pth``, with ``torch.load(weights_only=True)``);
-the spaces are this package's own (:mod:`doudizhu_env.env_args`), chosen by
+the spaces are this package's own (:mod:`doudizhu_env.spaces`), chosen by
 the saved observation space's type name (a ``Dict`` with the mask, or the
 bare vector), and ``policy_kwargs`` must be plain JSON (e.g. ``net_arch``). A
 file that needs more (a pickled ``activation_fn``, a custom policy class) is
@@ -49,8 +49,8 @@ from gymnasium import spaces
 
 from doudizhu_env import engine
 from doudizhu_env.checks import short
-from doudizhu_env.env_args import observation_box, observation_space
 from doudizhu_env.observation import OBS_SIZE, observe
+from doudizhu_env.spaces import observation_box, observation_space
 
 from .base import Agent
 

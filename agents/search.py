@@ -69,11 +69,11 @@ import numpy as np
 
 from doudizhu_env import engine
 from doudizhu_env.actions import BID0, NO_DOUBLE, PASS, action_table
-from doudizhu_env.cards import DECK_COUNTS, NUM_RANKS, format_hand
-from doudizhu_env.engine import PLAY, Deal, role_of
+from doudizhu_env.cards import DECK_COUNTS, NUM_RANKS
+from doudizhu_env.driver import play_out, seat_actions
+from doudizhu_env.engine import PLAY, role_of
 from doudizhu_env.observation import cards_left, seat_view
 
-from .arena import play_games
 from .base import Agent
 
 INFERENCE_MODES = ("moves", "all", "none")
@@ -227,13 +227,7 @@ def opening_states(worlds: engine.State) -> tuple[engine.State, np.ndarray]:
 
 def dealt_states(worlds: engine.State) -> engine.State:
     """Each world as it was dealt (before the first bid; with a fixed landlord, before doubling)."""
-    n = worlds.num_games
-    hands = worlds.hands.astype(np.int64) + worlds.played
-    lord = worlds.landlord.astype(np.int64)
-    hands[np.arange(n), lord] -= worlds.hole
-    deals = [Deal(tuple(format_hand(h) for h in hands[i]), format_hand(worlds.hole[i]),
-                  int(worlds.first_bidder[i]), int(lord[i])) for i in range(n)]
-    return engine.reset(0, n, worlds.rules, deals=deals)
+    return engine.reset(0, worlds.num_games, worlds.rules, deals=engine.deals_of(worlds))
 
 
 def _checked_moves(worlds: engine.State, first: np.ndarray, seat: np.ndarray, last: int) -> np.ndarray:
@@ -286,21 +280,19 @@ def _policy_actions(state: engine.State, games: np.ndarray, policies: Sequence[A
                     landlord: np.ndarray) -> np.ndarray:
     """What the acting seat of games ``games`` would play under the policy of its role (given the
     games' ``landlord``: during bidding, the seat the bidding made landlord)."""
-    role = role_of(state.to_act[games], landlord)
-    out = np.zeros(len(games), np.int64)
-    for agent in _distinct(policies):
-        pick = np.flatnonzero(np.isin(role, [r for r in range(3) if policies[r] is agent]))
-        if len(pick):
-            out[pick] = agent.act(seat_view(state, games[pick]))
-    return out
+    agents, role_agent = _distinct(policies)
+    seat_player = role_agent[role_of(np.arange(3)[None, :], landlord[:, None])]
+    return seat_actions(engine.take(state, games), seat_player, agents)
 
 
-def _distinct(agents: Sequence[Agent]) -> list[Agent]:
-    seen: list[Agent] = []
-    for a in agents:
-        if not any(a is b for b in seen):
-            seen.append(a)
-    return seen
+def _distinct(policies: Sequence[Agent]) -> tuple[list[Agent], np.ndarray]:
+    """The distinct agents of ``policies`` (one per role; one object may play several roles) and,
+    per role, the index of its agent among them: who plays each role, for the driver."""
+    agents: list[Agent] = []
+    for a in policies:
+        if not any(a is b for b in agents):
+            agents.append(a)
+    return agents, np.array([next(j for j, a in enumerate(agents) if a is p) for p in policies])
 
 
 # ----------------------------------------------------------------------------
@@ -348,9 +340,8 @@ def rollout_values(view: engine.State, hands: np.ndarray, cands: list[np.ndarray
     world = np.concatenate([np.repeat(np.arange(w), s) for s in sizes])
     first = np.concatenate([np.tile(c, w) for c in cands])
     state = engine.step(with_hands(view, game, hands[game, world]), first, check=False)
-    agents = _distinct(policies)
-    role_agent = np.array([next(j for j, a in enumerate(agents) if a is p) for p in policies])
-    state, _ = play_games(state, role_agent[role_of(np.arange(3)[None, :], state.landlord[:, None])], agents)
+    agents, role_agent = _distinct(policies)
+    state, _ = play_out(state, role_agent[role_of(np.arange(3)[None, :], state.landlord[:, None])], agents)
     seat = view.to_act.astype(np.int64)[game]
     points = state.scores[np.arange(len(game)), seat].astype(np.float64)
     value = points if objective == "adp" else (points > 0).astype(np.float64)
@@ -392,7 +383,7 @@ class SearchAgent(Agent):
         """Worlds rolled out over those decisions (below ``searched * worlds`` when a time limit cut in)."""
 
     def reset(self) -> None:
-        for a in _distinct((self.base, *self.policies)):
+        for a in _distinct((self.base, *self.policies))[0]:
             a.reset()
 
     def act(self, view: engine.State) -> np.ndarray:

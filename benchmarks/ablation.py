@@ -30,7 +30,7 @@ import time
 
 from agents.checkpoint import load_model, read_checkpoint
 from agents.dmc import DMCAgent
-from agents.evaluation import evaluate_against
+from doudizhu_arena.evaluation import evaluate_against
 from train.config import load_config
 from train.dmc import train
 

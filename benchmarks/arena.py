@@ -11,7 +11,7 @@ prints a markdown table (used in ``docs/evaluation.md``) and writes the reports.
 The throughput part measures deals/s of random play, of RuleAgent, and of a
 DMC agent (``--dmc``, default the shipped ``pretrained``) against RuleAgent
 with a fixed landlord, at 1 and ``--workers`` processes (each holding torch
-to one thread, :func:`agents.arena.one_thread`).
+to one thread, :func:`doudizhu_arena.arena.one_thread`).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import argparse
 import json
 import time
 
-from agents.arena import one_thread, run_arena
+from doudizhu_arena.arena import one_thread, run_arena
 from doudizhu_env import Rules
 
 STUDIES = [("rule", "random"), ("rule", "rlcard")]

@@ -38,15 +38,15 @@ import argparse
 
 import numpy as np
 
-from agents.arena import mean_ci
 from agents.base import Agent
 from agents.dmc import DMCAgent, network_of
 from agents.registry import make_agent
+from doudizhu_arena.arena import mean_ci
 from doudizhu_env import engine
 from doudizhu_env.actions import DOUBLE, NO_DOUBLE, SPECIAL_NAMES
+from doudizhu_env.driver import drive, play_out
 from doudizhu_env.engine import ROLE_NAMES, role_of
 from doudizhu_env.observation import seat_view
-from doudizhu_env.players import play_out
 from doudizhu_env.rewards import OBJECTIVES
 from doudizhu_env.rules import Rules
 from train.buffer import objective_targets
@@ -71,26 +71,20 @@ def play(agent: Agent, opponent: Agent, num_games: int, rules: Rules, seed: int)
 def play_and_record(agent: DMCAgent, opponent, num_games: int, rules: Rules, seed: int) -> dict:
     """Play the games; every bidding/doubling decision as rows of arrays (see the module docstring)."""
     state = engine.reset(np.random.default_rng(seed), num_games, rules)
-    rows = np.arange(num_games)
-    agent_seat = rows % 3
+    seat_player = (~agent_seats(num_games, 1)).astype(np.int64)  # 0: the agent, 1: the opponent
     rec = {k: [] for k in ("game", "seat", "network", "action", "q", "best_other", "redeals", "mine")}
-    while not state.done.all():
-        live, seat = ~state.done, state.to_act
-        mine = live & (seat == agent_seat)
-        actions = np.zeros(num_games, dtype=np.int64)
-        games = np.flatnonzero(mine)
-        if len(games):
-            view = seat_view(state, games)
+    for turn in drive(state, seat_player, [agent, opponent]):
+        games = np.flatnonzero(turn.live)
+        mine = seat_player[games, turn.before.to_act[games]] == 0
+        if mine.any():
+            view = seat_view(turn.before, games[mine])
             ids, offsets = engine.legal_actions(view)
             q = agent.action_values(view, ids, offsets)
-            actions[games] = agent.act(view)
-            _keep(rec, view, games, actions[games], ids, offsets, q, True)
-        theirs = np.flatnonzero(live & ~mine)
-        if len(theirs):
-            view = seat_view(state, theirs)
-            actions[theirs] = opponent.act(view)
-            _keep(rec, view, theirs, actions[theirs], None, None, None, False)
-        state = engine.step(state, actions)
+            _keep(rec, view, games[mine], turn.actions[games[mine]], ids, offsets, q, True)
+        if (~mine).any():
+            view = seat_view(turn.before, games[~mine])
+            _keep(rec, view, games[~mine], turn.actions[games[~mine]], None, None, None, False)
+        state = turn.after
     out = {k: np.asarray(v) for k, v in rec.items()}
     out["landlord"] = state.landlord[out["game"]]
     out["points"] = state.scores[out["game"], out["seat"]]

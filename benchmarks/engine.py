@@ -7,7 +7,7 @@ every step (as bitsets; the ``+dense`` rows also materialise the dense
 (``auto_reset``), so the batch stays full. One process, one thread.
 
 The ``single game`` row plays one game at a time on the single-game path
-(:class:`doudizhu_env.single.Game`, what the PettingZoo and Gymnasium envs
+(:class:`doudizhu_env.game.Game`, what the PettingZoo and Gymnasium envs
 step): a new deal, then ``game.step(game.sample_legal(rng))`` to the end;
 its ratio to rlcard's raw engine (target 1x) is printed under the table.
 
@@ -37,7 +37,7 @@ import tracemalloc
 import numpy as np
 
 from doudizhu_env import engine
-from doudizhu_env.single import Game
+from doudizhu_env.game import Game
 
 BATCH_SIZES = (1, 64, 1024, 4096)
 PEERS = ("openspiel_engine", "rlcard_engine", "douzero_engine")

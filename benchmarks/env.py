@@ -16,7 +16,7 @@ Workloads (standard rules, full hands with bidding and doubling; one process):
 * ``gym``: the single-seat Gymnasium env ``DouDizhu-v0`` (``DouDizhuEnv``, the
   learner against two random opponents), learner steps/s; target 3x rlcard's
   env steps/s. In parentheses: counting only the time in ``reset`` and ``step``.
-  Both envs step one game on the single-game path (:mod:`doudizhu_env.single`).
+  Both envs step one game on the single-game path (:mod:`doudizhu_env.game`).
 * ``vector``: ``DouDizhuVectorEnv`` at B = 1024, learner seat 0 against random
   opponents, actions drawn from the observed masks (vectorized). Figures:
   learner decisions/s (B x steps/s) and all decisions/s (the opponents' too).

@@ -28,6 +28,7 @@ from agents.dmc import HAND_CLASSES, NETWORKS, DMCAgent, network_of
 from agents.registry import make_agent
 from doudizhu_env import engine
 from doudizhu_env.cards import NUM_RANKS
+from doudizhu_env.driver import drive
 from doudizhu_env.observation import observe
 from doudizhu_env.rules import Rules
 from train.actor import hidden_hands
@@ -58,10 +59,11 @@ def cross_entropies(agent: DMCAgent, games: int, steps: int, rng: np.random.Gene
     cross-entropy per rank of the head and of counting over the card-play decisions, with their count."""
     import torch
 
-    model, s = agent.model, engine.reset(rng, games, agent.model.rules)
+    model, state = agent.model, engine.reset(rng, games, agent.model.rules)
     head, counted = [], []
     with torch.no_grad():
-        for _ in range(steps):
+        for turn in drive(state, np.zeros((games, 3), np.int64), [agent], auto_reset=True, max_steps=steps):
+            s = turn.before
             play = np.flatnonzero(s.phase == engine.PLAY)
             if len(play):
                 truth = hidden_hands(s, play).astype(np.int64)
@@ -70,7 +72,6 @@ def cross_entropies(agent: DMCAgent, games: int, steps: int, rng: np.random.Gene
                 head.append(-picked.mean((1, 2)))
                 prior = np.take_along_axis(counting_prior(truth), truth[..., None], -1)[..., 0]
                 counted.append(-np.log(np.maximum(prior, 1e-12)).mean((1, 2)))
-            s = engine.step(s, agent.act(s), auto_reset=True)
     head_ce, counting_ce = np.concatenate(head), np.concatenate(counted)
     return {"decisions": len(head_ce), "head_ce": float(head_ce.mean()),
             "counting_ce": float(counting_ce.mean()),

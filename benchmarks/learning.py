@@ -27,9 +27,9 @@ import os
 
 import torch
 
-from agents.arena import one_thread
 from agents.checkpoint import load_model, read_checkpoint
-from agents.evaluation import evaluate_against
+from doudizhu_arena.arena import one_thread
+from doudizhu_arena.evaluation import evaluate_against
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_CONFIG = os.path.join(ROOT, "configs", "default.yaml")
@@ -52,7 +52,7 @@ def nearest(checkpoints: list[tuple[float, int, str]], minutes: float) -> tuple[
 
 
 def evaluate_checkpoint(path: str, opponents: list[str], deals: int, seed: int, workers: int) -> dict:
-    """``{baseline/mode: figures}`` of the greedy agent of ``path`` (see :mod:`agents.evaluation`)."""
+    """``{baseline/mode: figures}`` of the greedy agent of ``path`` (see :mod:`doudizhu_arena.evaluation`)."""
     rules = load_model(path).rules
     report = evaluate_against(f"dmc:{path}", rules, opponents, deals, seed=seed, workers=workers)
     return {k: {f: v for f, v in figs.items() if f != "table"} for k, figs in report.items()}

@@ -16,13 +16,13 @@ import argparse
 import json
 import time
 
-from agents.arena import REPORT_ROLES, one_thread
 from agents.checkpoint import read_checkpoint
-from agents.evaluation import evaluate_against
 from agents.registry import PRETRAINED
+from doudizhu_arena.arena import REPORT_ROLES, one_thread
+from doudizhu_arena.evaluation import evaluate_against
 from doudizhu_env.rules import Rules
 
-#: (role, suffix of its figures in :func:`agents.evaluation.evaluate_against`'s output)
+#: (role, suffix of its figures in :func:`doudizhu_arena.evaluation.evaluate_against`'s output)
 ROLES = tuple((role, "" if role == "all" else f"_{role}") for role in REPORT_ROLES)
 
 

@@ -5,7 +5,7 @@ doubling included; each seat of each game plays by the rule agent or at random,
 drawn per game, so that late-game positions occur), as seat views; ``--positions``
 of them are drawn at random into one pool. For each batch size B the pool is cut
 into batches of B games and both agents (:class:`agents.rule.RuleAgent` and
-:class:`agents.rule.ReferenceRuleAgent`) decide every batch; a figure is
+:class:`ReferenceRuleAgent` of ``tests/reference_rule.py``) decide every batch; a figure is
 decisions/s over the whole pool, the median of ``--repeats`` runs made in rounds
 (every row once per round) so that the machine's load falls on all rows alike.
 Both agents share the hand-cost caches, which an untimed pass of each fills
@@ -22,19 +22,36 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import importlib.util
 import os
 import statistics
 import time
+from pathlib import Path
 
 import numpy as np
 
-from agents.rule import ReferenceRuleAgent, RuleAgent, clear_caches
+from agents.rule import RuleAgent, clear_caches
 from benchmarks import check_output, write_json
 from doudizhu_env import engine
+from doudizhu_env.driver import drive
 from doudizhu_env.observation import seat_view
 
 BATCH_SIZES = (1, 64, 1024)
-AGENTS = {"reference": ReferenceRuleAgent, "batched": RuleAgent}
+
+
+def _load_reference():
+    """The per-game oracle, which lives with the tests (``tests/reference_rule.py``), loaded by
+    its path: the checkout's tests are not an installed package."""
+    path = Path(__file__).resolve().parent.parent / "tests" / "reference_rule.py"
+    spec = importlib.util.spec_from_file_location("reference_rule", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.ReferenceRuleAgent
+
+
+def agent_classes() -> dict:
+    """The two agents timed, by the name their figures carry."""
+    return {"reference": _load_reference(), "batched": RuleAgent}
 
 
 def concat(states: list[engine.State]) -> engine.State:
@@ -50,16 +67,9 @@ def positions(games: int, count: int, seed: int, rules: str = "standard") -> eng
     """``count`` seat views drawn from every decision of ``games`` games of mixed play (one state)."""
     rng = np.random.default_rng(seed)
     state = engine.reset(rng, games, rules)
-    by_rule = rng.random((games, 3)) < 0.5
-    agent, views = RuleAgent(), []
-    while not state.done.all():
-        live = np.flatnonzero(~state.done)
-        view = seat_view(state, live)
-        views.append(view)
-        actions = engine.sample_legal(state, rng)
-        mine = live[by_rule[live, state.to_act[live]]]
-        actions[mine] = agent.act(seat_view(state, mine))
-        state = engine.step(state, actions)
+    seat_player = (rng.random((games, 3)) >= 0.5).astype(np.int64)  # 0: RuleAgent, 1: random
+    views = [seat_view(turn.before, np.flatnonzero(turn.live))
+             for turn in drive(state, seat_player, [RuleAgent(), engine.RandomPolicy(rng)])]
     pool = concat(views)
     return engine.take(pool, rng.choice(pool.num_games, min(count, pool.num_games), replace=False))
 
@@ -84,13 +94,13 @@ def run(agent, parts: list[engine.State], cold: bool) -> dict:
 
 def check_identical(pool: engine.State) -> int:
     """Positions of the pool on which the two agents differ (0 expected)."""
-    return int(np.sum(RuleAgent().act(pool) != ReferenceRuleAgent().act(pool)))
+    return int(np.sum(RuleAgent().act(pool) != _load_reference()().act(pool)))
 
 
 def measure(pool: engine.State, sizes, repeats: int, cold: bool) -> list[dict]:
     """Median decisions/s of each agent at each batch size, in rounds."""
     parts = {b: batches(pool, b) for b in sizes}
-    agents = {name: cls() for name, cls in AGENTS.items()}
+    agents = {name: cls() for name, cls in agent_classes().items()}
     if not cold:
         for agent in agents.values():  # fill the caches
             run(agent, parts[max(sizes)], cold=False)

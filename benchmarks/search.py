@@ -23,12 +23,13 @@ import time
 
 import numpy as np
 
-from agents.arena import REPORT_ROLES, one_thread, run_arena
 from agents.registry import make_agent
 from agents.rule import RuleAgent
 from benchmarks import check_output, write_json
+from doudizhu_arena.arena import REPORT_ROLES, one_thread, run_arena
 from doudizhu_env import engine
 from doudizhu_env.actions import action_table
+from doudizhu_env.driver import drive
 from doudizhu_env.engine import PLAY, ROLE_NAMES
 from doudizhu_env.observation import seat_view
 from doudizhu_env.rules import Rules
@@ -56,16 +57,15 @@ def decision_positions(rules: Rules, num: int, seed: int) -> list[engine.State]:
     rule, table = RuleAgent(), action_table(rules)
     state = engine.reset(np.random.default_rng(seed), max(8, num // 4), rules)
     out: list[engine.State] = []
-    while not state.done.all() and len(out) < num:
-        view = seat_view(state, np.flatnonzero(~state.done))
+    for turn in drive(state, np.zeros((state.num_games, 3), np.int64), [rule]):
+        view = seat_view(turn.before, np.flatnonzero(turn.live))
         ids, offsets = engine.legal_actions(view)
         own = view.hands[np.arange(view.num_games), view.to_act].sum(axis=1)
         for i in np.flatnonzero((view.phase == PLAY) & (np.diff(offsets) > 1)):
             if not np.any(table.num_cards[ids[offsets[i] : offsets[i + 1]]] == own[i]):
                 out.append(engine.take(view, [i]))
-        actions = np.zeros(state.num_games, np.int64)
-        actions[~state.done] = rule.act(view)
-        state = engine.step(state, actions)
+        if len(out) >= num:
+            break
     return out[:num]
 
 

@@ -1,10 +1,11 @@
 """The web table under load: many people at once, each with hints racing their moves.
 
-Starts the table (``python -m doudizhu_env.web --port 0 --opponents ...``, as a subprocess, from
-``--source``, default this checkout) and runs ``--clients`` clients at once, each playing
-``--hands`` seeded hands through the JSON API: client ``k`` sits at seat ``k % 3`` against two
-of the opponents (rotated), picks its moves from the legal ones by a fixed rule, and sends a hint
-request at the same moment as each move (the two race on the server). While they play, a probe
+Starts the table (``python -m doudizhu_table.web --port 0 --opponents ...``, as a subprocess, from
+``--source``, default this checkout; an older checkout's ``doudizhu_env.web`` too) and runs
+``--clients`` clients at once, each playing ``--hands`` seeded hands through the JSON API:
+client ``k`` sits at seat ``k % 3`` against two of the opponents (rotated), picks its moves from
+the legal ones by a fixed rule, and sends a hint request at the same moment as each move (the two
+race on the server). While they play, a probe
 asks ``GET /api/config`` every 0.2 s (how long the event loop keeps others waiting).
 
 It reports, and the load test (``tests/test_web_load.py``) checks:
@@ -193,11 +194,14 @@ def seeded_games(port: int, specs=SPECS) -> list[list[str] | None]:
 
 
 class Server:
-    """``python -m doudizhu_env.web`` in a subprocess (from ``source``), on a free port."""
+    """``python -m doudizhu_table.web`` in a subprocess (from ``source``), on a free port."""
 
     def __init__(self, specs=SPECS, source: str = "."):
         env = dict(os.environ, PYTHONPATH=os.path.abspath(source))
-        self.proc = subprocess.Popen([sys.executable, "-m", "doudizhu_env.web", "--port", "0",
+        module = "doudizhu_table.web"
+        if not os.path.exists(os.path.join(source, "doudizhu_table", "web")):
+            module = "doudizhu_env.web"  # where the table lived before
+        self.proc = subprocess.Popen([sys.executable, "-m", module, "--port", "0",
                                       "--opponents", *specs], cwd=source, env=env,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         line = self.proc.stdout.readline()

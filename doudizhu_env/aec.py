@@ -44,16 +44,16 @@ seat whose view the rendering shows: other hands hidden; default all cards),
 no change; ``"penalty"``: PettingZoo's terminate-with-penalty behaviour, the
 offender gets ``illegal_reward``). A bad value raises ``ValueError`` naming
 the argument; the checks and the spaces are those of the Gymnasium envs too
-(:mod:`doudizhu_env.env_args`).
+(:mod:`doudizhu_env.spaces`).
 
 **Scripted deals** ``reset(seed=..., options={"deal": {"hands": [h0, h1, h2],
 "hole": "...", "first_bidder": 0}})`` with 17-card hands in card notation.
 
 **One game, no batch.** The hand is stepped on the single-game path
-(:mod:`doudizhu_env.single`): the batched engine's deals (the same seed
+(:mod:`doudizhu_env.game`): the batched engine's deals (the same seed
 gives the same cards), legal actions, observations and points, without
 its per-call overhead. ``raw_env.game`` is the
-:class:`~doudizhu_env.single.Game`; ``raw_env.state`` is the one-game
+:class:`~doudizhu_env.game.Game`; ``raw_env.state`` is the one-game
 :class:`~doudizhu_env.engine.State` it stands at (built when asked for),
 which :func:`~doudizhu_env.observation.observe`, the renderer and the
 engine's functions take.
@@ -66,12 +66,13 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import AgentSelector, wrappers
 
 from . import engine
+from .checks import check_seat
 from .engine import PHASE_NAMES, ROLE_NAMES, Deal
-from .env_args import RENDER_MODES, action_space, check_common, check_seat, observation_space
+from .game import Game
 from .render import emit, render_text
 from .rewards import shape_reward
 from .rules import resolve_rules
-from .single import Game
+from .spaces import RENDER_MODES, action_space, check_common, observation_space
 
 
 def env(**kwargs) -> AECEnv:

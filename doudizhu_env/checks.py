@@ -3,6 +3,7 @@
 - :func:`short`: a value as an error message may quote it: a bounded ``repr`` however large or
   deeply nested the value is (a YAML "billion laughs" is quoted in a few dozen characters).
 - :func:`is_int`: an integer that is not a bool (Python or numpy).
+- :func:`is_seat`, :func:`check_seat`: one seat (an integer 0, 1 or 2), and its one-line error.
 - :func:`seat_array`: seats given to a batch function, checked and broadcast.
 """
 
@@ -30,6 +31,21 @@ def short(value, limit: int = 80) -> str:
 def is_int(x) -> bool:
     """Whether ``x`` is an integer (``int`` or a numpy integer) and not a bool."""
     return isinstance(x, numbers.Integral) and not isinstance(x, bool) and type(x).__name__ != "bool_"
+
+
+def is_seat(x) -> bool:
+    """Whether ``x`` is a seat: an integer 0, 1 or 2 (not a bool, a float or a string)."""
+    return is_int(x) and 0 <= x <= 2
+
+
+def check_seat(name: str, value, optional: bool = False, error: type[Exception] = ValueError) -> None:
+    """``value`` must be a seat (:func:`is_seat`), or None if ``optional``; else ``error`` naming
+    ``name`` and what it got (the environments raise ValueError, records RecordError)."""
+    if optional and value is None:
+        return
+    if not is_seat(value):
+        expected = "a seat 0..2 or None" if optional else "0, 1 or 2"
+        raise error(f"{name} must be {expected}, got {short(value)}")
 
 
 def seat_array(seats, n: int, name: str = "seats") -> np.ndarray:

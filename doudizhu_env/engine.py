@@ -22,7 +22,7 @@ the hands after an auto-reset) is a pure function of ``(key, episode,
 redeals)`` (:mod:`doudizhu_env.shuffle`). So the same seed gives the same
 games, and a game's course never depends on the other games of its batch.
 
-One game at a time, :mod:`doudizhu_env.single` is about 30x faster at B = 1:
+One game at a time, :mod:`doudizhu_env.game` is about 30x faster at B = 1:
 it writes the common transitions again for one game in Python numbers (the
 only code the two share in meaning but not in text), and takes every table,
 constant and stream from the same modules as this one; it is held to this
@@ -49,6 +49,7 @@ from .actions import (
     action_table,
 )
 from .cards import HAND_SIZE, NUM_RANKS, card_rank, check_counts, format_hand, parse_hand
+from .checks import is_seat
 from .legal import beats, bits_to_ids, holds, legal_tables, sample_bits, unpack_bits
 from .rules import Rules, resolve_rules
 from .shuffle import draw_seat, shuffled_deals
@@ -180,11 +181,6 @@ def _deal_counts(deal: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return counts[:, :3], counts[:, 3]
 
 
-def is_seat(x) -> bool:
-    """Is ``x`` a seat: an int 0, 1 or 2 (not a bool, a float or a string)?"""
-    return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_)) and 0 <= x <= 2
-
-
 def action_id(action, num_actions: int | None = None) -> int:
     """One action given by a caller (an int, a numpy integer or a 0-d integer array) as an int.
 
@@ -248,15 +244,30 @@ def reset(
         first = draw_seat(keys, episode, 0)
         landlord = draw_seat(keys, episode, 1)
     else:
-        deals = [Deal.coerce(d) for d in deals]
-        if len(deals) != num_games:
-            raise ValueError(f"got {len(deals)} deals for {num_games} games")
-        cards = np.stack([deal_from_cards(d) for d in deals])
-        first = np.array([d.first_bidder for d in deals], dtype=np.int8)
+        given = [Deal.coerce(d) for d in deals]
+        if len(given) != num_games:
+            raise ValueError(f"got {len(given)} deals for {num_games} games")
+        cards = np.stack([deal_from_cards(d) for d in given])
+        first = np.array([d.first_bidder for d in given], dtype=np.int8)
         drawn = draw_seat(keys, episode, 1)
-        landlord = np.array([drawn[i] if d.landlord is None else d.landlord for i, d in enumerate(deals)],
+        landlord = np.array([drawn[i] if d.landlord is None else d.landlord for i, d in enumerate(given)],
                             dtype=np.int8)
     return State(**_new_hands(rules, keys, episode, zeros, cards, first, landlord))
+
+
+def deals_of(state: State) -> list[Deal]:
+    """The :class:`Deal` of every game of ``state``, as it was dealt: the cards each seat held
+    before the first move (its hand and the cards it has played; the landlord's without the hole
+    cards once it holds them), the hole, the first bidder and, with no bidding, the landlord.
+    ``reset(..., deals=deals_of(state))`` deals the same hands again."""
+    hands = state.hands.astype(np.int64) + state.played
+    lord = state.landlord.astype(np.int64)
+    has = np.flatnonzero(lord >= 0)
+    hands[has, lord[has]] -= state.hole[has]
+    fixed = not state.rules.bidding
+    return [Deal((format_hand(hands[i, 0]), format_hand(hands[i, 1]), format_hand(hands[i, 2])),
+                 format_hand(state.hole[i]), int(state.first_bidder[i]),
+                 int(lord[i]) if fixed and lord[i] >= 0 else None) for i in range(state.num_games)]
 
 
 def _new_hands(rules, keys, episode, redeals, cards, first, landlord) -> dict:
@@ -383,11 +394,11 @@ def sample_legal(state: State, rng: np.random.Generator) -> np.ndarray:
 class RandomPolicy:
     """The uniform random player: :func:`sample_legal` from its own generator, for a batch of games.
 
-    ``act(view)`` is a player's (see :mod:`doudizhu_env.players`; ``agents.base.RandomAgent`` is
+    ``act(view)`` is a player's (see :mod:`doudizhu_env.driver`; ``agents.base.RandomAgent`` is
     this class with seed 0 by default). It reads nothing but the acting seat's legal actions, so
     it declares ``needs_view = False`` (drivers hand it their games as they are, without building
     seat views) and ``legal_by_construction = True`` (its actions need no check); ``act_game``
-    draws its move in one :class:`doudizhu_env.single.Game`, exactly what ``act`` draws from that
+    draws its move in one :class:`doudizhu_env.game.Game`, exactly what ``act`` draws from that
     game's state. The Gymnasium envs' default opponents are instances.
     """
 
@@ -402,7 +413,7 @@ class RandomPolicy:
         return sample_legal(view, self.rng)
 
     def act_game(self, game) -> int:
-        """The move in one :class:`doudizhu_env.single.Game` (the single-game path)."""
+        """The move in one :class:`doudizhu_env.game.Game` (the single-game path)."""
         return game.sample_legal(self.rng)
 
 
@@ -698,7 +709,8 @@ def take(state: State, games) -> State:
 
 __all__ = [
     "BIDDING", "DOUBLING", "PLAY", "OVER", "NO_SPRING", "SPRING", "REVERSE_SPRING", "MAX_HISTORY",
-    "Deal", "State", "IllegalActionError", "is_seat", "action_id", "reset", "step", "reset_done", "escape",
+    "Deal", "State", "IllegalActionError", "is_seat", "deals_of", "action_id", "reset", "step", "reset_done",
+    "escape",
     "take",
     "legal_bits", "legal_action_mask", "legal_actions", "sample_legal", "spring_of",
     "is_legal", "legal_bid", "legal_doubling", "legal_play",

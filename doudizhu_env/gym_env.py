@@ -24,16 +24,16 @@ observation is one where the learning seat is to act, or the last one of
 the hand.
 
 **One game, no batch.** ``DouDizhuEnv`` steps its hand on the single-game
-path (:mod:`doudizhu_env.single`): the batched engine's deals (the same seed
+path (:mod:`doudizhu_env.game`): the batched engine's deals (the same seed
 gives the same cards), legal actions, observations and points, without its
-per-call overhead. ``env.game`` is the :class:`~doudizhu_env.single.Game`;
+per-call overhead. ``env.game`` is the :class:`~doudizhu_env.game.Game`;
 ``env.state`` is the one-game :class:`~doudizhu_env.engine.State` it stands
 at (built when asked for).
 
 **Opponents.** ``opponents`` is a list of two :class:`agents.base.Agent`-like
 objects (anything with ``act(view) -> actions``): ``opponents[0]`` plays the
 seat after the learner, ``opponents[1]`` the seat before it. They are asked
-as everywhere else (:mod:`doudizhu_env.players`, the arena's driver too):
+as everywhere else (:mod:`doudizhu_env.driver`, the arena's driver too):
 each is called with the *seat view* (:func:`doudizhu_env.observation.seat_view`)
 of the games where its seat is to act (a one-game state in ``DouDizhuEnv``),
 so it cannot see hidden cards, and its actions are checked (an illegal one
@@ -80,7 +80,7 @@ A hand cut after too many redeals is *truncated* with reward 0.
 or preset name), ``reward``, ``render_mode`` (``"ansi"`` or ``"human"``: the table
 as the learning seat sees it), ``illegal_action``, ``illegal_reward``. A bad
 value raises ``ValueError`` naming the argument; the checks and the spaces
-are those of the PettingZoo env too (:mod:`doudizhu_env.env_args`).
+are those of the PettingZoo env too (:mod:`doudizhu_env.spaces`).
 
 **Scripted deals** ``reset(seed=..., options={"deal": {"hands": [h0, h1, h2],
 "hole": "...", "first_bidder": 0}})`` (a :class:`~doudizhu_env.engine.Deal` or its dict).
@@ -161,24 +161,24 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from . import engine, register_envs
+from .checks import check_seat
+from .driver import decide_in_game, needs_check, seat_actions
 from .engine import PHASE_NAMES, ROLE_NAMES, Deal, IllegalActionError, RandomPolicy
-from .env_args import (  # noqa: F401  (ILLEGAL_ACTIONS, observation_box: re-exported)
+from .game import Game
+from .legal import bits_to_ids
+from .observation import OBS_SIZE, observe
+from .render import emit, render_text
+from .rewards import REWARDS, shape_reward
+from .rules import resolve_rules
+from .spaces import (  # noqa: F401  (ILLEGAL_ACTIONS, observation_box: re-exported)
     ILLEGAL_ACTIONS,
     RENDER_MODES,
     action_space,
     check_choice,
     check_common,
-    check_seat,
     observation_box,
     observation_space,
 )
-from .legal import bits_to_ids
-from .observation import OBS_SIZE, observe
-from .players import decide_in_game, needs_check, seat_actions
-from .render import emit, render_text
-from .rewards import REWARDS, shape_reward
-from .rules import resolve_rules
-from .single import Game
 
 MASKS = ("dense", "ids", "bits")  # the forms of the vector env's legal actions (its ``mask=``)
 
@@ -314,7 +314,7 @@ class DouDizhuEnv(gymnasium.Env):
     def action_masks(self) -> np.ndarray:
         """``(A,)`` bool: the legal actions now (the observation's mask), for sb3-contrib's MaskablePPO."""
         if self.game is None or self._hand_over:
-            return np.zeros(self.action_space.n, bool)
+            return np.zeros(int(self.action_space.n), bool)  # type: ignore[attr-defined]  # a Discrete space
         return self.game.legal_mask().view(bool)
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
@@ -387,9 +387,9 @@ class DouDizhuEnv(gymnasium.Env):
 
 
 class _GameOpponents:
-    """The two opponents of a learning seat in one :class:`~doudizhu_env.single.Game`.
+    """The two opponents of a learning seat in one :class:`~doudizhu_env.game.Game`.
 
-    Each is asked as :mod:`doudizhu_env.players` says: on the game itself when it offers
+    Each is asked as :mod:`doudizhu_env.driver` says: on the game itself when it offers
     ``act_game`` (the default random players do: the very draws they would make from the
     one-game state), else on the one-game state, as on the batched engine.
     """
@@ -501,6 +501,7 @@ class DouDizhuVectorEnv(VectorEnv):
     def _obs_info(self) -> tuple[dict, dict]:
         """The observations, and the info entries of the legal actions in the form of ``mask``."""
         s = self.state
+        assert s is not None, "the observations of a vector env that was never reset"
         obs = {"observation": observe(s, self.seats)}
         if self.mask == "dense":
             mask = engine.legal_action_mask(s).view(np.int8)  # bool -> int8 without a copy
@@ -512,7 +513,7 @@ class DouDizhuVectorEnv(VectorEnv):
             return obs, {"legal_ids": ids, "legal_offsets": offsets}
         # the words' bytes, little-endian, are np.packbits(mask, axis=1, bitorder="little") padded to W * 8
         as_bytes = bits.astype("<u8", copy=False).view(np.uint8)
-        return obs, {"legal_bits": np.ascontiguousarray(as_bytes[:, : -(-s.num_actions // 8)])}
+        return obs, {"legal_bits": np.ascontiguousarray(as_bytes[:, : -(-int(s.num_actions) // 8)])}
 
     def close_extras(self, **kwargs):
         pass

@@ -140,7 +140,7 @@ class LegalTables:
         and the bomb words), only those words are computed. With ``out`` (zeros)
         the bitsets are written into its rows ``out_rows`` instead of a new array.
         """
-        if out is None:
+        if out is None or out_rows is None:
             out = np.zeros((len(table_actions), self.words), dtype=np.uint64)
             out_rows = np.arange(len(table_actions))
         rows = self.beater_row[table_actions]

@@ -15,7 +15,7 @@ write and read them, and replay them::
 
 A malformed record (missing or mistyped fields, unknown actions, moves the
 rules forbid, a result the moves do not give) raises :class:`RecordError`
-saying what and where. ``python -m doudizhu_env.replay FILE`` prints records
+saying what and where. ``python -m doudizhu_table.replay FILE`` prints records
 move by move.
 """
 
@@ -42,7 +42,7 @@ from .cards import (
     card_rank,
     format_hand,
 )
-from .checks import is_int, short
+from .checks import check_seat, is_int, short
 from .files import append_text, atomic_write
 from .rules import Rules
 
@@ -217,7 +217,7 @@ def check_record(rec) -> None:
         raise RecordError(f"missing field(s) {missing}")
     rules = rules_of(rec)
     deal_ids(rec)
-    _check_seat(rec["first_bidder"], "first_bidder")
+    check_seat("first_bidder", rec["first_bidder"], error=RecordError)
     if not is_int(rec["redeals"]) or not 0 <= rec["redeals"] <= rules.redeal_limit + 1:
         raise RecordError(f"'redeals' must be an int 0..{rules.redeal_limit + 1} (the rules' redeal_limit "
                           f"and the deal that passed it), got {short(rec['redeals'])}")
@@ -230,18 +230,13 @@ def check_record(rec) -> None:
     for i, move in enumerate(rec["moves"]):
         if not (isinstance(move, list) and len(move) == 2 and isinstance(move[1], str)):
             raise RecordError(f"move {i}: expected [seat, action name], got {short(move)}")
-        _check_seat(move[0], f"move {i}: seat")
+        check_seat(f"move {i}: seat", move[0], error=RecordError)
     if rec["escaped"] is not None:
-        _check_seat(rec["escaped"], "escaped")
+        check_seat("escaped", rec["escaped"], error=RecordError)
     result = rec["result"]
     scores = result.get("scores") if isinstance(result, dict) else None
     if not isinstance(scores, list) or len(scores) != 3 or not all(is_int(x) for x in scores):
         raise RecordError("'result' must be an object with 'scores', three ints")
-
-
-def _check_seat(x, what: str) -> None:
-    if not is_int(x) or not 0 <= x <= 2:
-        raise RecordError(f"{what} must be a seat 0, 1 or 2, got {short(x)}")
 
 
 def rules_of(rec: dict) -> Rules:
@@ -283,7 +278,7 @@ def deal_ids(rec: dict) -> np.ndarray:
         raise RecordError(f"the deal is not one deck: {twice} dealt more than once")
     landlord = deal.get("landlord")
     if landlord is not None:
-        _check_seat(landlord, "deal.landlord")
+        check_seat("deal.landlord", landlord, error=RecordError)
     return ids
 
 
@@ -302,7 +297,7 @@ def start_state(rec: dict) -> engine.State:
         raise RecordError("the rules have no bidding, so 'deal.landlord' must give the landlord")
     parts = [ids[s * HAND_SIZE:(s + 1) * HAND_SIZE] for s in range(3)] + [ids[3 * HAND_SIZE:]]
     text = [format_hand(np.bincount(card_rank(p), minlength=NUM_RANKS)) for p in parts]
-    deal = engine.Deal(tuple(text[:3]), text[3], rec["first_bidder"], landlord)
+    deal = engine.Deal((text[0], text[1], text[2]), text[3], rec["first_bidder"], landlord)
     state = engine.reset(0, 1, rules, deals=[deal])
     return dataclasses.replace(state, deal=ids[None, :].copy(), redeals=np.array([rec["redeals"]], np.int16))
 

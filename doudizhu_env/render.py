@@ -1,6 +1,6 @@
 """Text rendering of a game, shared by the PettingZoo and Gymnasium environments.
 
-The words for people (roles, doubling) come from :mod:`doudizhu_env.tableview`, as at the terminal
+The words for people (roles, doubling) come from :mod:`doudizhu_env.display`, as at the terminal
 and web tables.
 """
 
@@ -9,8 +9,8 @@ from __future__ import annotations
 from . import engine
 from .actions import action_table
 from .cards import format_hand
+from .display import doubling_word, role_label
 from .engine import PHASE_NAMES
-from .tableview import doubling_word, role_label
 
 
 def render_text(state: engine.State, perspective: int | None = None, game: int = 0) -> str:

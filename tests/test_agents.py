@@ -7,9 +7,9 @@ import os
 import numpy as np
 import pytest
 
-from agents.arena import run_arena
 from agents.registry import make_agent
 from agents.rule import RuleAgent, bid_level, hand_cost, hand_strength
+from doudizhu_arena.arena import run_arena
 from doudizhu_env import Rules, engine, parse_hand
 from doudizhu_env.observation import seat_view
 

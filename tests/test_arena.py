@@ -8,7 +8,8 @@ import math
 import numpy as np
 import pytest
 
-from agents.arena import (
+from agents.base import RandomAgent
+from doudizhu_arena.arena import (
     ChunkResult,
     format_report,
     load_deals,
@@ -19,7 +20,6 @@ from agents.arena import (
     seatings,
     summarize,
 )
-from agents.base import RandomAgent
 from doudizhu_env import Rules
 
 
@@ -122,7 +122,7 @@ def test_zero_sum_and_counts_with_bidding():
 
 
 def test_cli_writes_json(tmp_path, capsys):
-    from train.evaluate import main
+    from doudizhu_arena.evaluate import main
 
     out = tmp_path / "r.json"
     main(["--landlord", "rule", "--farmers", "random", "--games", "6", "--fixed-landlord", "--no-progress",

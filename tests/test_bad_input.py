@@ -210,7 +210,7 @@ def test_gym_env_takes_integer_actions_only(action):
 
 
 def test_a_deal_without_hole_cards_names_the_key():
-    from doudizhu_env.single import Game
+    from doudizhu_env.game import Game
 
     hands = [valid_deal().hands[k] for k in range(3)]
     with pytest.raises(ValueError, match="a deal needs 'hands' and 'hole'; this one has no 'hole'"):
@@ -232,14 +232,14 @@ def test_seats_out_of_range_are_refused(seats):
 
 @pytest.mark.parametrize("seat", [3, -1, 1.0, None])
 def test_one_game_observe_takes_a_seat(seat):
-    from doudizhu_env.single import Game
+    from doudizhu_env.game import Game
 
     with pytest.raises(ValueError, match="seat must be 0, 1 or 2"):
         Game.new(0).observe(seat)
 
 
 def test_one_game_step_with_a_huge_id_is_illegal():
-    from doudizhu_env.single import Game
+    from doudizhu_env.game import Game
 
     game = Game.new(0)
     before = game.to_state()
@@ -288,14 +288,14 @@ class _Returns:
 def test_an_opponent_returning_nonsense_is_named(value):
     gym = pytest.importorskip("gymnasium")
     import doudizhu_env  # noqa: F401
-    from agents.arena import play_games
+    from doudizhu_env.driver import play_out
 
     env = gym.make("DouDizhu-v0", seat=1, opponents=[_Returns(value), _Returns(value)])
     with pytest.raises(ValueError, match=r"liar returned .* for 1 game\(s\); expected 1 integer action"):
         env.reset(seed=0)
     state = engine.reset(0, 4)
     with pytest.raises(ValueError, match=r"liar returned .* for 4 game\(s\); expected 4 integer"):
-        play_games(state, np.zeros((4, 3), np.int64), [_Returns(value)])
+        play_out(state, np.zeros((4, 3), np.int64), [_Returns(value)])
 
 
 def test_vector_env_opponent_of_the_wrong_length():

@@ -263,8 +263,8 @@ def assert_one_line_error(proc: subprocess.CompletedProcess, prog: str, *words: 
     ],
 )
 def test_evaluate_command_line_errors_are_one_line(argv, words, tmp_path):
-    proc = run_module("train.evaluate", *argv, "--no-progress", "--json", str(tmp_path / "out.json"))
-    assert_one_line_error(proc, "train.evaluate", *words)
+    proc = run_module("doudizhu_arena.evaluate", *argv, "--no-progress", "--json", str(tmp_path / "out.json"))
+    assert_one_line_error(proc, "doudizhu_arena.evaluate", *words)
     assert not (tmp_path / "out.json").exists()
 
 
@@ -404,7 +404,7 @@ def test_resume_from_a_damaged_checkpoint_is_one_error(tmp_path, edit, message):
 def _deals_file(tmp_path, edit):
     import json
 
-    from agents.arena import make_deals, save_deals
+    from doudizhu_arena.arena import make_deals, save_deals
 
     path = tmp_path / "deals.json"
     save_deals(make_deals(0, 2), str(path))
@@ -426,7 +426,7 @@ def _set(d, key, value):
     (lambda d: d.__setitem__(slice(None), ["x"]), "deal 0: a deal must be a Deal or a dict"),
 ])
 def test_bad_deals_files_are_one_line(tmp_path, capsys, edit, message):
-    from train.evaluate import main
+    from doudizhu_arena.evaluate import main
 
     path = _deals_file(tmp_path, edit)
     with pytest.raises(SystemExit) as err:
@@ -437,7 +437,7 @@ def test_bad_deals_files_are_one_line(tmp_path, capsys, edit, message):
 
 
 def test_deeply_nested_deals_and_swap_lineups(tmp_path, capsys):
-    from train.evaluate import main
+    from doudizhu_arena.evaluate import main
 
     path = tmp_path / "nested.json"
     path.write_text("[" * 100_000)
@@ -466,7 +466,7 @@ def test_a_huge_chunk_does_not_outlive_the_budget(tmp_path):
 
 
 def test_an_evaluation_of_a_billion_deals_is_refused_at_once(capsys):
-    from train.evaluate import main
+    from doudizhu_arena.evaluate import main
 
     with pytest.raises(SystemExit) as err:
         main(["--landlord", "random", "--farmers", "random", "--games", "1000000000"])

@@ -2,11 +2,12 @@
 
 
 import numpy as np
+import pytest
 from helpers import state_fields
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from doudizhu_env import CombType, Rules, action_table
+from doudizhu_env import CombType, Rules, action_table, engine
 from doudizhu_env.actions import BID0, DOUBLE, NUM_SPECIAL
 from doudizhu_env.cards import DECK_COUNTS
 from doudizhu_env.engine import BIDDING, MAX_HISTORY, NO_SPRING, PLAY, REVERSE_SPRING, SPRING, reset, step
@@ -191,3 +192,18 @@ def test_sample_bits_draws_the_kth_set_bit(seed, num_rows):
     for i in range(num_rows):
         row = ids[offsets[i] : offsets[i + 1]]
         assert drawn[i] == (row[int(u[i] * len(row))] if len(row) else -1)
+
+
+@pytest.mark.parametrize("rules", ["standard", "douzero"])
+def test_deals_of_deals_the_same_hands_again(rules):
+    """engine.deals_of: the deal of a state, mid-game too; reset with it gives the same cards."""
+    state = engine.reset(5, 6, rules)
+    rng = np.random.default_rng(1)
+    for _ in range(12):  # into the play phase (and some games over)
+        state = engine.step(state, engine.sample_legal(state, rng))
+    again = engine.reset(0, 6, rules, deals=engine.deals_of(state))
+    first = engine.reset(5, 6, rules)
+    assert np.array_equal(again.hands, first.hands) and np.array_equal(again.hole, first.hole)
+    assert np.array_equal(again.first_bidder, first.first_bidder)
+    if rules == "douzero":
+        assert np.array_equal(again.landlord, first.landlord)

@@ -103,7 +103,7 @@ def test_record_appends_after_a_torn_line(tmp_path):
 
 
 def test_evaluate_checks_outputs_before_playing(tmp_path, capsys):
-    from train.evaluate import main
+    from doudizhu_arena.evaluate import main
 
     for option, path in (("--json", str(tmp_path)), ("--record", "/proc/x.jsonl"),
                          ("--save-deals", str(tmp_path / "no" / "d.json"))):
@@ -116,7 +116,7 @@ def test_evaluate_checks_outputs_before_playing(tmp_path, capsys):
 
 
 def test_evaluate_and_play_both_append_records(tmp_path):
-    from train.evaluate import main
+    from doudizhu_arena.evaluate import main
 
     path = tmp_path / "games.jsonl"
     for _ in range(2):
@@ -126,10 +126,10 @@ def test_evaluate_and_play_both_append_records(tmp_path):
 
 
 def test_play_refuses_a_record_it_cannot_write_at_start(capsys):
-    from doudizhu_env import play
+    from doudizhu_table import terminal
 
     argv = ["--opponents", "rule", "rule", "--seed", "1", "--record", "/nonexistent/dir/x.jsonl"]
-    assert play.main(argv) == 2
+    assert terminal.main(argv) == 2
     err = capsys.readouterr().err
     assert "--record: cannot write '/nonexistent/dir/x.jsonl'" in err and err.count("\n") == 1
 

@@ -4,7 +4,7 @@
 import numpy as np
 import pytest
 
-from agents.arena import make_deals
+from doudizhu_arena.arena import make_deals
 from doudizhu_env import engine
 from doudizhu_env.cards import format_hand
 

@@ -16,9 +16,9 @@ from scripted_deals import BOMB  # noqa: E402
 
 import doudizhu_env  # noqa: E402
 from doudizhu_env import action_table, engine, format_hand, parse_hand  # noqa: E402
+from doudizhu_env.driver import legal_by_construction  # noqa: E402
 from doudizhu_env.engine import IllegalActionError  # noqa: E402
 from doudizhu_env.gym_env import DouDizhuEnv, DouDizhuVectorEnv  # noqa: E402
-from doudizhu_env.players import legal_by_construction  # noqa: E402
 
 
 class ScriptedAgent:

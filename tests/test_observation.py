@@ -125,7 +125,7 @@ def test_roles_of_seats():
 def test_report_roles_partition_the_games():
     """Every role once in an arena report, the farmers' aggregate being the two farmer roles
     (a repeated landlord row was a bug), and the roles' games adding up to the agent's."""
-    from agents.arena import REPORT_ROLES, run_arena
+    from doudizhu_arena.arena import REPORT_ROLES, run_arena
 
     report = run_arena(["rule", "random", "random"], 20, "douzero", seed=1)
     for entry in report["agents"].values():

@@ -45,7 +45,7 @@ def test_the_installed_packages_are_the_projects_own_and_benchmarks_stays_in_the
     """``agents``, ``train`` and ``doudizhu_env`` are installed; ``benchmarks`` is run from a checkout
     (``python -m benchmarks.X`` at its root), so that no installed package of that name shadows a
     user's own ``benchmarks/`` folder, or is shadowed by it."""
-    code = ("import agents.arena, train.dmc, doudizhu_env.web.server\n"
+    code = ("import doudizhu_arena.arena, train.dmc, doudizhu_table.web.server\n"
             "try:\n    import benchmarks\nexcept ModuleNotFoundError:\n    print('not installed')\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path,
                          check=False, timeout=120)

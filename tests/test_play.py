@@ -11,11 +11,12 @@ import numpy as np
 import pytest
 from helpers import ROOT
 
-from doudizhu_env import engine, play, records
+from doudizhu_env import engine, records
 from doudizhu_env.actions import BID0, DOUBLE, NO_DOUBLE, PASS, action_table
 from doudizhu_env.cards import DECK_COUNTS, format_hand, parse_hand
+from doudizhu_env.display import Style
 from doudizhu_env.rules import Rules
-from doudizhu_env.tableview import Style
+from doudizhu_table import terminal
 
 PROMPTS = {
     "bid": r"your bid \([^\n]*\): ",
@@ -45,46 +46,47 @@ def names(state, ids):
 
 def test_parse_move_readings_and_errors():
     state = scripted_state("333444555666789TJ")
-    assert names(state, play.parse_move(state, "3334")) == ["333+4"]
-    assert names(state, play.parse_move(state, "10JQKA")) == ["TJQKA"]
-    assert names(state, play.parse_move(state, " 4+333 ")) == ["333+4"]  # the body does not fit: all readings
-    several = names(state, play.parse_move(state, "333444555666"))
+    assert names(state, terminal.parse_move(state, "3334")) == ["333+4"]
+    assert names(state, terminal.parse_move(state, "10JQKA")) == ["TJQKA"]
+    # the body does not fit: all readings
+    assert names(state, terminal.parse_move(state, " 4+333 ")) == ["333+4"]
+    several = names(state, terminal.parse_move(state, "333444555666"))
     assert sorted(several) == sorted(["333444555666", "333444555+6+6+6", "444555666+3+3+3"])
-    assert names(state, play.parse_move(state, "444555666+3+3+3")) == ["444555666+3+3+3"]
+    assert names(state, terminal.parse_move(state, "444555666+3+3+3")) == ["444555666+3+3+3"]
     for text, message in [("pass", "you lead this trick"), ("ZZ", "cannot read 'ZZ'"),
                           ("34", "not a combination"), ("2222", "you do not hold 2222: 2222 missing"),
                           ("", "type some cards")]:
-        with pytest.raises(play.MoveError, match=message):
-            play.parse_move(state, text)
+        with pytest.raises(terminal.MoveError, match=message):
+            terminal.parse_move(state, text)
     after = engine.step(state, np.array([action_table(state.rules).index("J")]))  # seat 1 must beat J
-    assert play.parse_move(after, "pass") == [PASS]
+    assert terminal.parse_move(after, "pass") == [PASS]
     hand1 = format_hand(after.hands[0, 1])
     low = hand1[0]
-    with pytest.raises(play.MoveError, match=f"{low} does not beat J"):
-        play.parse_move(after, low)
+    with pytest.raises(terminal.MoveError, match=f"{low} does not beat J"):
+        terminal.parse_move(after, low)
 
 
 def test_parse_bid_and_double():
     legal = [BID0, BID0 + 2, BID0 + 3]
-    assert play.parse_bid("0", legal) == BID0 and play.parse_bid("pass", legal) == BID0
-    assert play.parse_bid("bid3", legal) == BID0 + 3
-    with pytest.raises(play.MoveError, match="above the highest bid so far; you may bid 0, 2, 3"):
-        play.parse_bid("1", legal)
-    with pytest.raises(play.MoveError, match="cannot read 'four'"):
-        play.parse_bid("four", legal)
-    assert play.parse_double("Y") == DOUBLE and play.parse_double("no") == NO_DOUBLE
-    with pytest.raises(play.MoveError, match="type y to double"):
-        play.parse_double("maybe")
+    assert terminal.parse_bid("0", legal) == BID0 and terminal.parse_bid("pass", legal) == BID0
+    assert terminal.parse_bid("bid3", legal) == BID0 + 3
+    with pytest.raises(terminal.MoveError, match="above the highest bid so far; you may bid 0, 2, 3"):
+        terminal.parse_bid("1", legal)
+    with pytest.raises(terminal.MoveError, match="cannot read 'four'"):
+        terminal.parse_bid("four", legal)
+    assert terminal.parse_double("Y") == DOUBLE and terminal.parse_double("no") == NO_DOUBLE
+    with pytest.raises(terminal.MoveError, match="type y to double"):
+        terminal.parse_double("maybe")
 
 
 def test_table_asks_which_reading_and_retries():
     state = scripted_state("333444555666789TJ")
     answers = iter(["9", "2"])
     out = []
-    table = play.Table(state.rules, 0, {}, ["you", "a", "b"], Style(False), read=lambda p: next(answers),
+    table = terminal.Table(state.rules, 0, {}, ["you", "a", "b"], Style(False), read=lambda p: next(answers),
                        write=out.append)
     chosen = table.choose(state, "333444555666")
-    options = play.parse_move(state, "333444555666")
+    options = terminal.parse_move(state, "333444555666")
     assert chosen == options[1]
     text = "\n".join(out)
     assert "333444555666 can be played as:" in text and "1) " in text and "3) " in text
@@ -95,13 +97,14 @@ def test_unicode_digits_and_huge_lines_are_answered_briefly():
     state = scripted_state("333444555666789TJ")
     answers = iter(["\u00b2", "1"])  # a superscript two: str.isdigit accepts it, int() does not
     out = []
-    table = play.Table(state.rules, 0, {}, ["you", "a", "b"], Style(False), read=lambda p: next(answers),
+    table = terminal.Table(state.rules, 0, {}, ["you", "a", "b"], Style(False), read=lambda p: next(answers),
                        write=out.append)
-    assert table.choose(state, "333444555666") == play.parse_move(state, "333444555666")[0]
+    assert table.choose(state, "333444555666") == terminal.parse_move(state, "333444555666")[0]
     assert "type a number 1..3" in "\n".join(out)
-    parsers = (lambda t: play.parse_move(state, t), lambda t: play.parse_bid(t, [BID0]), play.parse_double)
+    parsers = (lambda t: terminal.parse_move(state, t), lambda t: terminal.parse_bid(t, [BID0]),
+               terminal.parse_double)
     for parse in parsers:
-        with pytest.raises(play.MoveError) as err:
+        with pytest.raises(terminal.MoveError) as err:
             parse("z" * 1_000_000)
         assert len(str(err.value)) < 400
 
@@ -126,14 +129,14 @@ def test_leaving_a_hand_is_asked_first(answers, leaves, asks):
         if isinstance(answer, type) and issubclass(answer, BaseException):
             raise answer
         return answer
-    table = play.Table(state.rules, 0, {}, ["you", "a", "b"], Style(False), read=read, write=lines.append)
+    table = terminal.Table(state.rules, 0, {}, ["you", "a", "b"], Style(False), read=read, write=lines.append)
     if leaves:
-        with pytest.raises(play.Quit):
+        with pytest.raises(terminal.Quit):
             table.decide(state)
     else:
         assert names(state, [table.decide(state)]) == ["333+4"]
     assert sum(p.startswith("leave this hand? it scores -3 x stake") for p in prompts) == asks
-    assert (play.COMMANDS in lines) == helped
+    assert (terminal.COMMANDS in lines) == helped
 
 
 class NoBidder:
@@ -152,10 +155,10 @@ class NoBidder:
 def test_passed_out_deals_are_dealt_again_then_truncated(tmp_path):
     rules = Rules.preset("standard", redeal_limit=1)
     out = []
-    table = play.Table(rules, 0, {1: NoBidder(), 2: NoBidder()}, ["you", "a", "b"], Style(False),
+    table = terminal.Table(rules, 0, {1: NoBidder(), 2: NoBidder()}, ["you", "a", "b"], Style(False),
                        read=lambda prompt: "0", write=out.append)
     path = tmp_path / "t.jsonl"
-    totals = play.play_session(table, seed=0, hands=1, record=str(path))
+    totals = terminal.play_session(table, seed=0, hands=1, record=str(path))
     text = "\n".join(out)
     assert text.count("nobody bid: the cards are dealt again") == 1
     assert "no score: nobody bid on 2 deals in a row (the redeal limit is 1)" in text
@@ -168,16 +171,16 @@ def test_passed_out_deals_are_dealt_again_then_truncated(tmp_path):
 def test_console_script_and_lazy_agents():
     scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
     module, func = scripts["doudizhu-play"].split(":")
-    assert module == "doudizhu_env.play" and callable(getattr(play, func))
-    code = ("import sys, doudizhu_env.play, doudizhu_env.replay, doudizhu_env.records; "
+    assert module == "doudizhu_table.terminal" and callable(getattr(terminal, func))
+    code = ("import sys, doudizhu_table.terminal, doudizhu_table.replay, doudizhu_env.records; "
             "assert not [m for m in sys.modules if m.split('.')[0] == 'agents'], 'agents imported'")
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
 
 
 def test_bad_options_give_a_message_not_a_traceback(capsys):
-    assert play.main(["--opponents", "nosuch", "rule", "--seed", "1"]) == 2
+    assert terminal.main(["--opponents", "nosuch", "rule", "--seed", "1"]) == 2
     assert "cannot set up the table: unknown agent 'nosuch'" in capsys.readouterr().err
-    assert play.main(["--hands", "0"]) == 2
+    assert terminal.main(["--hands", "0"]) == 2
 
 
 # ----------------------------------------------------------------------------
@@ -189,7 +192,7 @@ pexpect = pytest.importorskip("pexpect")
 
 def spawn(*args, timeout=60):
     env = dict(os.environ, TERM="dumb", PYTHONUNBUFFERED="1", OMP_NUM_THREADS="1")
-    child = pexpect.spawn(sys.executable, ["-m", "doudizhu_env.play", *args], cwd=str(ROOT), env=env,
+    child = pexpect.spawn(sys.executable, ["-m", "doudizhu_table.terminal", *args], cwd=str(ROOT), env=env,
                           encoding="utf-8", timeout=timeout, dimensions=(50, 250))
     child.logfile_read = io.StringIO()  # the whole transcript, as the person saw it
     return child
@@ -355,14 +358,15 @@ def test_the_table_says_what_a_player_needs():
     rules = Rules.preset("standard")
     lines = []
     state = engine.reset(np.random.default_rng(0), 1, rules)
-    table = play.Table(rules, 0, {}, ["you", "a", "b"], Style(False), read=lambda p: "", write=lines.append)
+    table = terminal.Table(rules, 0, {}, ["you", "a", "b"], Style(False), read=lambda p: "",
+                           write=lines.append)
     table.show(state)
     assert "| bidding | no bid yet |" in lines[0]
     ten = 7 * 4  # the ten of spades
     shown = Style(False).card(ten)
     assert shown == "T\u2660" and Style(False, suits=False).card(ten) == "T"
     leading = scripted_state("333444555666789TJ")
-    assert play.parse_move(leading, shown) == play.parse_move(leading, "T")  # typed as shown
+    assert terminal.parse_move(leading, shown) == terminal.parse_move(leading, "T")  # typed as shown
 
     # a fixed-landlord hand: seat 1 leads as landlord; you are seat 0 (a farmer), seat 2 your partner
     deal = engine.Deal(("33344455566678899", "3457TTTTJJJJQQQQ9", "789KKKKAAAA2222XD"), "678", 0, 1)
@@ -393,7 +397,7 @@ def test_the_table_says_what_a_player_needs():
     only_pass = scripted_state("3333444455556XD66")
     only_pass = engine.step(only_pass, np.array([action_table(holding).index("XD")]))
     assert engine.legal_actions(only_pass)[0].tolist() == [PASS]
-    table = play.Table(holding, 1, {}, ["a", "you", "b"], Style(False), read=lambda p: 1 / 0,
+    table = terminal.Table(holding, 1, {}, ["a", "you", "b"], Style(False), read=lambda p: 1 / 0,
                        write=lines.append)
     assert table.decide(only_pass) == PASS and lines == ["  nothing in your hand beats XD: you pass"]
 
@@ -406,19 +410,19 @@ def test_the_table_says_what_a_player_needs():
 ])
 def test_not_a_combination_says_why(text, why):
     state = scripted_state("3344556789TJQKA22")
-    with pytest.raises(play.MoveError, match="not a combination") as err:
-        play.parse_move(state, text)
+    with pytest.raises(terminal.MoveError, match="not a combination") as err:
+        terminal.parse_move(state, text)
     assert why in str(err.value)
 
 
 def test_setup_errors_and_ctrl_c_at_start_are_one_line(monkeypatch, capsys):
-    assert play.main(["--rules", "douzero"]) == 2
+    assert terminal.main(["--rules", "douzero"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err == ["error: cannot set up the table: the pretrained agent plays the standard rules only, not "
                    "--rules douzero; choose other opponents, e.g. --opponents rule rule"]
 
     def interrupted(*args):
         raise KeyboardInterrupt
-    monkeypatch.setattr(play, "make_opponents", interrupted)
-    assert play.main(["--opponents", "rule", "rule"]) == 130
+    monkeypatch.setattr(terminal, "make_opponents", interrupted)
+    assert terminal.main(["--opponents", "rule", "rule"]) == 130
     assert capsys.readouterr().err.strip() == "interrupted before the table was set up"

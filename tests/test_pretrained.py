@@ -5,10 +5,10 @@ import pytest
 import torch
 from helpers import STANDARD
 
-from agents.arena import run_arena
 from agents.checkpoint import CheckpointError, export_weights, load_model, read_checkpoint, save_checkpoint
 from agents.dmc import DMCAgent, DMCModel, ModelConfig
 from agents.registry import PRETRAINED, make_agent
+from doudizhu_arena.arena import run_arena
 from doudizhu_env import engine
 from doudizhu_env.rules import Rules
 

@@ -25,8 +25,8 @@ pytest.importorskip("torch")
 pytest.importorskip("yaml")
 pytest.importorskip("tensorboard")
 
-from agents.arena import run_arena  # noqa: E402
 from agents.checkpoint import read_checkpoint  # noqa: E402
+from doudizhu_arena.arena import run_arena  # noqa: E402
 from doudizhu_env.rules import Rules  # noqa: E402
 from train import ray_backend  # noqa: E402
 from train.config import ConfigError, load_config  # noqa: E402
@@ -161,7 +161,7 @@ def test_killing_an_actor_process_does_not_stop_training(ray_instance, tmp_path,
 
 @pytest.mark.parametrize("bidding", [True, False])
 def test_arena_on_ray_equals_the_local_pool(ray_instance, bidding):
-    from agents.ray_arena import ray_pool
+    from doudizhu_arena.ray_arena import ray_pool
 
     rules = Rules.preset("standard", bidding=bidding)
     lineup = ["rule", "random", "random"]
@@ -172,7 +172,7 @@ def test_arena_on_ray_equals_the_local_pool(ray_instance, bidding):
 
 
 def test_evaluate_command_line_on_ray_gives_the_local_report(ray_instance, tmp_path):
-    from train.evaluate import main
+    from doudizhu_arena.evaluate import main
 
     args = ["--landlord", "rule", "--farmers", "random", "--games", "12", "--chunk-size", "4",
             "--no-progress"]
@@ -185,9 +185,9 @@ def test_evaluate_command_line_on_ray_gives_the_local_report(ray_instance, tmp_p
 
 
 def test_tournament_and_sprt_on_ray_give_the_local_results(ray_instance, tmp_path):
-    from agents.ray_arena import ray_pool
-    from agents.sprt import sequential_test
-    from agents.tournament import main as tournament
+    from doudizhu_arena.ray_arena import ray_pool
+    from doudizhu_arena.sprt import sequential_test
+    from doudizhu_arena.tournament import main as tournament
 
     args = ["--agents", "random", "rule", "--deals", "12", "--chunk-size", "4", "--no-cache", "--no-progress",
             "--bootstrap", "30"]
@@ -213,11 +213,13 @@ def _without_ray(code: str) -> subprocess.CompletedProcess:
 @pytest.mark.parametrize("command", [
     "from train.dmc import main; main(['--config', 'configs/tiny.yaml', '--backend', 'ray', '--num-actors', "
     "'2', '--out-dir', {out!r}])",
-    "from train.evaluate import main; main(['--seats', 'random', 'random', 'random', '--games', '3', "
+    "from doudizhu_arena.evaluate import main; "
+    "main(['--seats', 'random', 'random', 'random', '--games', '3', "
     "'--backend', 'ray'])",
-    "from agents.tournament import main; main(['--agents', 'random', 'rule', '--no-cache', "
+    "from doudizhu_arena.tournament import main; main(['--agents', 'random', 'rule', '--no-cache', "
     "'--backend', 'ray'])",
-    "from agents.sprt import main; main(['--candidate', 'rule', '--baseline', 'random', '--backend', 'ray'])",
+    "from doudizhu_arena.sprt import main; "
+    "main(['--candidate', 'rule', '--baseline', 'random', '--backend', 'ray'])",
 ])
 def test_asking_for_ray_without_it_says_how_to_install_it(command, tmp_path):
     run = _without_ray(command.format(out=str(tmp_path)))
@@ -230,7 +232,7 @@ def test_asking_for_ray_without_it_says_how_to_install_it(command, tmp_path):
 @pytest.mark.parametrize("command", [
     ["train.dmc", "--config", "configs/tiny.yaml", "--backend", "ray", "--num-actors", "2",
      "--ray-address", "127.0.0.1:1", "--out-dir", "{out}"],
-    ["train.evaluate", "--seats", "random", "random", "random", "--games", "3", "--backend", "ray",
+    ["doudizhu_arena.evaluate", "--seats", "random", "random", "random", "--games", "3", "--backend", "ray",
      "--ray-address", "127.0.0.1:1"],
 ])
 def test_an_unreachable_cluster_is_one_line_and_exit_2(command, tmp_path):
@@ -245,7 +247,8 @@ def test_an_unreachable_cluster_is_one_line_and_exit_2(command, tmp_path):
 @pytest.mark.parametrize("address", [":6379", "host:", "host:port", "10.0.0.1:99999"])
 def test_an_address_that_is_not_host_port_is_one_line(address):
     pytest.importorskip("ray")
-    args = [sys.executable, "-m", "train.evaluate", "--seats", "random", "random", "random", "--games", "3",
+    args = [sys.executable, "-m", "doudizhu_arena.evaluate", "--seats", "random", "random", "random",
+            "--games", "3",
             "--backend", "ray", "--ray-address", address]
     run = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert run.returncode == 2, run.stderr
@@ -254,9 +257,10 @@ def test_an_address_that_is_not_host_port_is_one_line(address):
 
 
 def test_nothing_imports_ray_unless_asked():
-    code = ("import sys\nimport train.dmc, train.evaluate, train.ray_backend, agents.arena\n"
-            "import agents.cluster, agents.ray_arena, agents.tournament, agents.sprt\n"
-            "import agents.evaluation, benchmarks.training\n"
+    code = ("import sys\nimport train.dmc, doudizhu_arena.evaluate, train.ray_backend, doudizhu_arena.arena\n"
+            "import doudizhu_arena.cluster, doudizhu_arena.ray_arena\n"
+            "import doudizhu_arena.tournament, doudizhu_arena.sprt\n"
+            "import doudizhu_arena.evaluation, benchmarks.training\n"
             "from train.config import load_config\nload_config('configs/tiny.yaml', {'backend': 'ray', "
             "'num_actors': 2})\nassert 'ray' not in sys.modules, 'ray was imported'\n")
     run = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)

@@ -7,9 +7,10 @@ import numpy as np
 import pytest
 from helpers import random_states, sweep
 
-from agents.arena import run_arena
-from doudizhu_env import engine, records, replay
+from doudizhu_arena.arena import run_arena
+from doudizhu_env import engine, records
 from doudizhu_env.rules import Rules
+from doudizhu_table import replay
 
 #: Fields a replay reproduces exactly. Not compared: the shuffle key and the episode counter (engine
 #: bookkeeping a record does not hold), and rewards / ended (they describe the batch's last step).
@@ -100,7 +101,7 @@ def test_arena_records_every_game_without_changing_results(tmp_path):
 
 
 def test_evaluate_command_line_records(tmp_path, capsys):
-    from train import evaluate
+    from doudizhu_arena import evaluate
 
     path = tmp_path / "eval.jsonl"
     evaluate.main(["--seats", "rule", "random", "random", "--games", "2", "--rules", "douzero",

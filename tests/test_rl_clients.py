@@ -22,9 +22,9 @@ from sb3_contrib import MaskablePPO  # noqa: E402
 from sb3_contrib.common.wrappers import ActionMasker  # noqa: E402
 
 import doudizhu_env  # noqa: E402
-from agents.arena import format_report, run_arena  # noqa: E402
 from agents.registry import make_agent  # noqa: E402
 from agents.sb3_adapter import SB3Agent  # noqa: E402
+from doudizhu_arena.arena import format_report, run_arena  # noqa: E402
 from doudizhu_env import action_table, engine  # noqa: E402
 from doudizhu_env.observation import OBS_SIZE, observe, seat_view  # noqa: E402
 
@@ -160,8 +160,8 @@ def test_a_pickle_in_the_file_is_never_run(saved, tmp_path):
     _rewrite_data(saved, evil, lambda d: d["observation_space"].update({":serialized:": payload}))
     agent = make_agent(f"sb3:{evil}")  # the spaces are ours; the pickled one is never read
     assert not marker.exists()
-    run = subprocess.run([sys.executable, "-m", "train.evaluate", "--landlord", f"sb3:{evil}", "--farmers",
-                          "random", "--games", "3"], capture_output=True, text=True, timeout=300)
+    run = subprocess.run([sys.executable, "-m", "doudizhu_arena.evaluate", "--landlord", f"sb3:{evil}",
+                          "--farmers", "random", "--games", "3"], capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr
     assert not marker.exists()
     assert agent.act(seat_view(engine.reset(np.random.default_rng(0), 4))).shape == (4,)

@@ -14,10 +14,10 @@ from collections import Counter
 import numpy as np
 import pytest
 from helpers import DOUZERO, STANDARD, random_states
+from reference_rule import ReferenceRuleAgent, reference_hand_cost
 
 from agents.rule import (
     CodeCache,
-    ReferenceRuleAgent,
     RuleAgent,
     batch_hand_costs,
     clear_caches,
@@ -26,7 +26,6 @@ from agents.rule import (
     hand_costs,
     hand_strength,
     hand_strengths,
-    reference_hand_cost,
 )
 from doudizhu_env import action_table, engine
 from doudizhu_env.actions import BID0, DOUBLE, NUM_SPECIAL, PASS, CombType

@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 from helpers import DOUZERO, STANDARD
 
-from agents.arena import play_games, run_arena
 from agents.base import RandomAgent
 from agents.registry import make_agent
 from agents.rule import RuleAgent
@@ -26,9 +25,11 @@ from agents.search import (
     sample_worlds,
     with_hands,
 )
+from doudizhu_arena.arena import run_arena
 from doudizhu_env import engine
 from doudizhu_env.actions import action_table
 from doudizhu_env.cards import DECK_COUNTS
+from doudizhu_env.driver import play_out
 from doudizhu_env.engine import PLAY
 from doudizhu_env.observation import cards_left, seat_view
 
@@ -345,7 +346,7 @@ def test_parse_spec():
 
 
 def test_bad_spec_on_the_command_line(capsys):
-    from train.evaluate import main
+    from doudizhu_arena.evaluate import main
 
     with pytest.raises(SystemExit) as exit_:
         main(["--landlord", "search:rule,worlds=0", "--farmers", "rule", "--games", "3"])
@@ -354,10 +355,10 @@ def test_bad_spec_on_the_command_line(capsys):
     assert len(err) == 1 and "worlds must be an integer" in err[0]
 
 
-def test_play_games_is_the_arena_driver():
+def test_play_out_is_the_rollout_driver():
     """The driver the rollouts use plays games to their end with one agent per seat."""
     state = engine.reset(0, 5, DOUZERO)
-    final, decisions = play_games(state, np.zeros((5, 3), np.int64), [RuleAgent()])
+    final, decisions = play_out(state, np.zeros((5, 3), np.int64), [RuleAgent()])
     assert final.done.all() and decisions > 5 * 10
     again = with_hands(seat_view(state), np.array([0, 0]), np.repeat(state.hands[:1], 2, axis=0))
     assert again.num_games == 2 and np.array_equal(again.hands[0], state.hands[0])
@@ -382,7 +383,7 @@ def test_as_a_gymnasium_opponent():
 
 def test_at_the_terminal_table():
     """The terminal table builds search opponents from their specs (a bad one is refused there too)."""
-    from doudizhu_env.play import make_opponents
+    from doudizhu_table.terminal import make_opponents
 
     agents, names = make_opponents(["search:rule,worlds=2,samples=2", "rule"], DOUZERO, seat=0, seed=1)
     assert isinstance(agents[1], SearchAgent) and names[1].startswith("search:rule")

@@ -17,7 +17,7 @@ import pytest
 import agents.rule as rule
 from agents.registry import make_agent
 from doudizhu_env import engine
-from doudizhu_env.players import decide
+from doudizhu_env.driver import decide
 from doudizhu_env.rules import Rules
 
 RULES = Rules.preset("standard")

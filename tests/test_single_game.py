@@ -1,4 +1,4 @@
-"""The single-game path (:mod:`doudizhu_env.single`) against the batched engine, step for step.
+"""The single-game path (:mod:`doudizhu_env.game`) against the batched engine, step for step.
 
 Games are played in lockstep on both: B games of one batched state, and B :class:`Game` objects
 read from its rows, given the same actions (random legal ones, bidding made shy so that all-pass
@@ -18,8 +18,8 @@ from scripted_deals import BOMB_DEAL, BOMB_POINTS, BOMB_SCRIPT
 from doudizhu_env import Rules, action_table, engine
 from doudizhu_env.actions import BID0
 from doudizhu_env.engine import BIDDING, IllegalActionError
+from doudizhu_env.game import Game
 from doudizhu_env.observation import observe
-from doudizhu_env.single import Game
 
 #: the first three (the full game, the douzero preset with bidding, a truncating redeal limit) are
 #: the lockstep cases of make test, the other two make test-slow's
@@ -235,10 +235,10 @@ def test_a_pickled_game_plays_on_the_same():
 @pytest.mark.parametrize("rules", ["standard", "douzero", "standard_truncating"])
 def test_gym_env_plays_as_the_batched_single_seat_loop(rules):
     """``DouDizhuEnv`` with its default random opponents, against the loop it replaced: the batched
-    engine at B = 1, the opponents asked through :mod:`doudizhu_env.players`, seeded the same way."""
+    engine at B = 1, the opponents asked through :mod:`doudizhu_env.driver`, seeded the same way."""
     gymnasium = pytest.importorskip("gymnasium")
+    from doudizhu_env.driver import seat_actions
     from doudizhu_env.gym_env import DouDizhuEnv
-    from doudizhu_env.players import seat_actions
 
     def opponents_move(state, seat, seat_player, opponents):
         while not state.done[0] and state.to_act[0] != seat:

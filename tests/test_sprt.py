@@ -1,4 +1,4 @@
-"""The sequential test (agents.sprt): its error rates, its decisions in real games, its errors."""
+"""The sequential test (doudizhu_arena.sprt): its error rates, its decisions in real games, its errors."""
 
 from __future__ import annotations
 
@@ -7,7 +7,15 @@ import json
 import numpy as np
 import pytest
 
-from agents.sprt import SPRT, SPRTConfig, deal_values, log_likelihood_ratio, main, run_sprt, sequential_test
+from doudizhu_arena.sprt import (
+    SPRT,
+    SPRTConfig,
+    deal_values,
+    log_likelihood_ratio,
+    main,
+    run_sprt,
+    sequential_test,
+)
 from doudizhu_env.rules import Rules
 
 FIXED = Rules.preset("standard", bidding=False)

@@ -1,4 +1,4 @@
-"""The round-robin tournament (agents.tournament): cells, ratings, the cache, the command line."""
+"""The round-robin tournament (doudizhu_arena.tournament): cells, ratings, the cache, the command line."""
 
 from __future__ import annotations
 
@@ -7,13 +7,13 @@ import json
 import numpy as np
 import pytest
 
-from agents.arena import ArenaConfig, chunk_jobs, make_deals, run_arena
-from agents.arena import lead_values as arena_lead_values
-from agents.arena import play_chunk as arena_play_chunk
 from agents.base import Agent, RandomAgent
 from agents.registry import make_agent
 from agents.rule import RuleAgent
-from agents.tournament import (
+from doudizhu_arena.arena import ArenaConfig, chunk_jobs, make_deals, run_arena
+from doudizhu_arena.arena import lead_values as arena_lead_values
+from doudizhu_arena.arena import play_chunk as arena_play_chunk
+from doudizhu_arena.tournament import (
     Cell,
     adp_ratings,
     elo_ratings,
@@ -172,7 +172,7 @@ def test_adding_an_agent_plays_only_its_cells_and_a_broken_cell_file_is_played_a
 
 
 def test_a_changed_checkpoint_is_not_read_from_the_cache(tmp_path):
-    from agents.tournament import CellCache
+    from doudizhu_arena.tournament import CellCache
 
     ckpt = tmp_path / "model.pt"
     ckpt.write_bytes(b"one")

@@ -1,4 +1,4 @@
-"""The web table (doudizhu_env.web): the API as the page uses it, what the page may see, bad requests.
+"""The web table (doudizhu_table.web): the API as the page uses it, what the page may see, bad requests.
 
 Every response the page gets before a hand is over is checked for hidden cards: it must not change
 when the cards the person cannot see are dealt differently (the information-leak swap of
@@ -19,14 +19,14 @@ pytest.importorskip("starlette.testclient")  # needs httpx2 (the dev extra) or h
 from starlette.testclient import TestClient  # noqa: E402
 from test_information_leak import random_positions, swap_hidden  # noqa: E402
 
-from agents.arena import run_arena  # noqa: E402
+from doudizhu_arena.arena import run_arena  # noqa: E402
 from doudizhu_env import engine  # noqa: E402
 from doudizhu_env.actions import action_table  # noqa: E402
+from doudizhu_env.display import dealt_ids, hole_ids, trick_of  # noqa: E402
 from doudizhu_env.records import load_records  # noqa: E402
 from doudizhu_env.rules import Rules  # noqa: E402
-from doudizhu_env.tableview import dealt_ids, hole_ids, trick_of  # noqa: E402
-from doudizhu_env.web.game import WebGame, view_of  # noqa: E402
-from doudizhu_env.web.server import MAX_BODY, create_app  # noqa: E402
+from doudizhu_table.web.game import WebGame, view_of  # noqa: E402
+from doudizhu_table.web.server import MAX_BODY, create_app  # noqa: E402
 
 BASE = "http://127.0.0.1"
 
@@ -241,7 +241,8 @@ def test_the_command_prints_its_address_and_serves_the_page():
     import sys
     import urllib.request
 
-    proc = subprocess.Popen([sys.executable, "-m", "doudizhu_env.web", "--port", "0", "--opponents", "rule"],
+    proc = subprocess.Popen([sys.executable, "-m", "doudizhu_table.web", "--port", "0",
+                             "--opponents", "rule"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         line = proc.stdout.readline()
@@ -273,7 +274,7 @@ def test_command_line_errors_are_one_line(args, message):
     import subprocess
     import sys
 
-    command = [sys.executable, "-m", "doudizhu_env.web", "--port", "0", *args]
+    command = [sys.executable, "-m", "doudizhu_table.web", "--port", "0", *args]
     run = subprocess.run(command, capture_output=True, text=True, timeout=60)
     assert run.returncode == 2, run.stderr
     lines = run.stderr.strip().splitlines()
@@ -289,15 +290,15 @@ def test_a_port_in_use_is_one_line():
         s.bind(("127.0.0.1", 0))
         s.listen()
         port = s.getsockname()[1]
-        command = [sys.executable, "-m", "doudizhu_env.web", "--port", str(port)]
+        command = [sys.executable, "-m", "doudizhu_table.web", "--port", str(port)]
         run = subprocess.run(command, capture_output=True, text=True, timeout=60)
     assert run.returncode == 2 and "error:" in run.stderr and len(run.stderr.strip().splitlines()) == 1
 
 
 def test_cards_with_several_readings_ask_which_move():
     from agents.rule import RuleAgent
-    from doudizhu_env.web.game import Ambiguous
-    from doudizhu_env.web.server import TableServer
+    from doudizhu_table.web.game import Ambiguous
+    from doudizhu_table.web.server import TableServer
 
     rules = Rules.preset("douzero")
     game = WebGame(rules, 0, {1: RuleAgent(), 2: RuleAgent()}, ["you", "rule", "rule"], 0, "g")
@@ -368,7 +369,7 @@ def test_server_chosen_seeds_have_128_bits(client):
 
 
 def test_a_game_in_use_is_kept_and_idle_ones_make_room():
-    from doudizhu_env.web.server import RequestError, Sessions
+    from doudizhu_table.web.server import RequestError, Sessions
 
     now = [0.0]
     sessions = Sessions(limit=2, keep=60, clock=lambda: now[0])
@@ -401,7 +402,7 @@ def test_hints_racing_moves_stay_within_the_persons_moves():
     """A hint asked while the agents move answers for the person's seat or not at all."""
     import threading
 
-    from doudizhu_env.web.server import TableServer
+    from doudizhu_table.web.server import TableServer
 
     server = TableServer(Rules.preset("standard"), ["rule"])
     for seed in range(3):
@@ -427,7 +428,7 @@ def test_hints_racing_moves_stay_within_the_persons_moves():
 
 
 def test_replays_are_refused_before_any_work_and_answer_compactly(client, tmp_path, monkeypatch):
-    import doudizhu_env.web.server as server_module
+    import doudizhu_table.web.server as server_module
 
     path = tmp_path / "games.jsonl"
     run_arena(["rule", "random", "random"], 1, "standard", seed=4, record=str(path))
@@ -447,7 +448,7 @@ def test_replays_are_refused_before_any_work_and_answer_compactly(client, tmp_pa
 
 def test_pretrained_games_share_one_model():
     pytest.importorskip("torch")
-    from doudizhu_env.web.server import TableServer
+    from doudizhu_table.web.server import TableServer
 
     server = TableServer(Rules.preset("standard"), ["pretrained", "search:pretrained,worlds=2,samples=4"])
     agents = []
@@ -467,7 +468,7 @@ def test_the_table_caches_are_bounded():
 
 
 def test_moves_are_named_as_the_rules_page_names_them():
-    from doudizhu_env.tableview import group_moves, move_words
+    from doudizhu_env.display import group_moves, move_words
 
     table = action_table("standard")
     kinds = group_moves(Rules.preset("standard"), [table.index("555+4"), table.index("333444+5+7"),

@@ -38,7 +38,7 @@ def _free_port() -> int:
 def server():
     import uvicorn
 
-    from doudizhu_env.web.server import create_app
+    from doudizhu_table.web.server import create_app
 
     port = _free_port()
     srv = uvicorn.Server(uvicorn.Config(create_app(opponents=["rule", "random"]), host="127.0.0.1", port=port,
@@ -242,7 +242,7 @@ def _no_sideways_scroll(browser) -> None:
 def test_a_phone_width_fits_without_sideways_scrolling(server, browser, tmp_path):
     from selenium.webdriver.common.by import By
 
-    from agents.arena import run_arena
+    from doudizhu_arena.arena import run_arena
 
     _open(browser, server, 390, 844)
     shot = False
@@ -292,7 +292,7 @@ def test_an_illegal_click_is_refused_and_the_table_stays(server, browser):
 def test_a_replay_stepped_forward_and_back(server, browser, tmp_path):
     from selenium.webdriver.common.by import By
 
-    from agents.arena import run_arena
+    from doudizhu_arena.arena import run_arena
 
     path = tmp_path / "games.jsonl"
     run_arena(["rule", "random", "random"], 1, "standard", seed=2, record=str(path))

@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 
 import yaml
 
-from agents.cluster import BACKENDS
 from agents.dmc import ModelConfig
+from doudizhu_arena.cluster import BACKENDS
 from doudizhu_env.cards import NUM_RANKS
 from doudizhu_env.checks import short
 from doudizhu_env.engine import MAX_HISTORY

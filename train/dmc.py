@@ -230,7 +230,7 @@ class Run:
 
     def evaluate(self) -> dict:
         """WP / ADP against each baseline through the arena; logged and written to eval.json."""
-        from agents.evaluation import evaluate_against
+        from doudizhu_arena.evaluation import evaluate_against
 
         report = evaluate_against(DMCAgent(self.model), self.rules, self.cfg.eval_opponents,
                                   self.cfg.eval_deals, seed=self.cfg.seed)
@@ -508,7 +508,7 @@ def main(argv=None) -> None:
         parser.exit(130, f"{parser.prog}: interrupted by Ctrl-C (--resume continues the run from its "
                          "last saved checkpoint, if it saved one)\n")
     if report:
-        from agents.evaluation import format_table
+        from doudizhu_arena.evaluation import format_table
 
         print(format_table(report))
     run_dir = os.path.join(cfg.out_dir, cfg.run_name)

@@ -46,7 +46,7 @@ MAX_EARLY_DEATHS = 3
 
 def check_ray() -> None:
     """``ConfigError`` saying how to install Ray when it is missing (``backend: ray``)."""
-    from agents.cluster import import_ray
+    from doudizhu_arena.cluster import import_ray
 
     try:
         import_ray()
@@ -256,7 +256,7 @@ def local_cpus(cfg: TrainConfig) -> int:
 
 def run_ray(run) -> None:
     """``num_actors`` Ray actors feeding the learner of ``run`` (a :class:`~train.dmc.Run`) until it ends."""
-    from agents.cluster import ClusterUnreachable, ray_session
+    from doudizhu_arena.cluster import ClusterUnreachable, ray_session
 
     cfg = run.cfg
     try:

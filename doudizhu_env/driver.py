@@ -1,4 +1,4 @@
-"""Asking players for their moves: the one loop that drives the seats of agents.
+"""Asking players for their moves: the one loop that drives the seats of agents (:func:`drive`).
 
 A *player* (an agent) is any object with ``act(view) -> (N,) action ids``, one
 per game of ``view``, each for the seat to act there. The arena, the
@@ -20,7 +20,7 @@ What a player is given, it declares with two optional class attributes:
     the engine without checking them (``engine.step(..., check=False)``).
 
 A player may also offer ``act_game(game) -> int``: its move in one
-:class:`doudizhu_env.single.Game`, the single-game path, without a state being
+:class:`doudizhu_env.game.Game`, the single-game path, without a state being
 built (``RandomPolicy`` draws there exactly what it would draw from the state).
 
 Whatever a player returns is checked by :func:`doudizhu_env.checks.agent_actions`
@@ -28,6 +28,9 @@ Whatever a player returns is checked by :func:`doudizhu_env.checks.agent_actions
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import NamedTuple
 
 import numpy as np
 
@@ -52,7 +55,7 @@ def needs_check(players) -> bool:
 
 
 def decide_in_game(player, game) -> int:
-    """``player``'s checked move in one :class:`doudizhu_env.single.Game`: its ``act_game`` when it
+    """``player``'s checked move in one :class:`doudizhu_env.game.Game`: its ``act_game`` when it
     offers one, else :func:`decide` on the game's one-game state."""
     if callable(getattr(player, "act_game", None)):
         return int(player.act_game(game))
@@ -88,14 +91,47 @@ def seat_actions(state: engine.State, seat_player: np.ndarray, players, live=Non
     return actions
 
 
+class Turn(NamedTuple):
+    """One step of every live game, as :func:`drive` yields it."""
+
+    before: engine.State
+    """The state the players were asked in."""
+    actions: np.ndarray
+    """``(B,)`` the actions chosen (0 in the games that were over)."""
+    live: np.ndarray
+    """``(B,)`` bool: the games that were not over, where a seat decided."""
+    after: engine.State
+    """The state after the step."""
+
+
+def drive(state: engine.State, seat_player: np.ndarray, players, *, auto_reset: bool = False,
+          max_steps: int | None = None) -> Iterator[Turn]:
+    """Step the games of ``state``, the players of ``seat_player`` (as in :func:`seat_actions`)
+    choosing, and yield every step as a :class:`Turn`: the one loop that drives seats.
+
+    It ends when every game is over, or, with ``auto_reset`` (finished games dealt again, as
+    :func:`doudizhu_env.engine.step` does), after ``max_steps`` steps. A caller that wants to
+    see each decision (a recorder, a benchmark gathering positions) reads the turns; one that
+    wants only the end calls :func:`play_out`. The engine checks the actions unless every player
+    declares them legal by construction.
+    """
+    if auto_reset and max_steps is None:
+        raise ValueError("drive(..., auto_reset=True) never ends by itself; give max_steps")
+    check = needs_check(players)
+    steps = 0
+    while (auto_reset or not state.done.all()) and (max_steps is None or steps < max_steps):
+        live = ~state.done
+        actions = seat_actions(state, seat_player, players, live)
+        after = engine.step(state, actions, check=check, auto_reset=auto_reset)
+        yield Turn(state, actions, live, after)
+        state, steps = after, steps + 1
+
+
 def play_out(state: engine.State, seat_player: np.ndarray, players) -> tuple[engine.State, int]:
     """Step every game of ``state`` to its end, the players of ``seat_player`` (as in
     :func:`seat_actions`, every seat driven) choosing; the final state and the decisions made."""
-    check = needs_check(players)
     decisions = 0
-    while not state.done.all():
-        live = ~state.done
-        actions = seat_actions(state, seat_player, players, live)
-        decisions += int(live.sum())
-        state = engine.step(state, actions, check=check)
+    for turn in drive(state, seat_player, players):
+        decisions += int(turn.live.sum())
+        state = turn.after
     return state, decisions

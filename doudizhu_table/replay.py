@@ -2,9 +2,9 @@
 
 Usage::
 
-    python -m doudizhu_env.replay games.jsonl             # every game of the file
-    python -m doudizhu_env.replay games.jsonl --game 3    # the fourth game only
-    python -m doudizhu_env.replay games.jsonl --list      # one line per game
+    python -m doudizhu_table.replay games.jsonl             # every game of the file
+    python -m doudizhu_table.replay games.jsonl --game 3    # the fourth game only
+    python -m doudizhu_table.replay games.jsonl --list      # one line per game
 
 Each game is replayed through the engine, so a record whose moves are illegal
 or do not give its recorded result is reported (exit status 1) instead of printed.
@@ -15,8 +15,16 @@ from __future__ import annotations
 import argparse
 import sys
 
-from . import engine, records
-from .tableview import Style, hole_ids, role_label, rules_label, score_lines, signs_fit, suited_hand
+from doudizhu_env import engine, records
+from doudizhu_env.display import (
+    Style,
+    hole_ids,
+    role_label,
+    rules_label,
+    score_lines,
+    signs_fit,
+    suited_hand,
+)
 
 
 def printable(name: str, limit: int = 40) -> str:
@@ -94,7 +102,7 @@ def summary_line(i: int, rec: dict) -> str:
 
 def build_parser() -> argparse.ArgumentParser:
     """The command-line options."""
-    p = argparse.ArgumentParser(prog="python -m doudizhu_env.replay", description=__doc__,
+    p = argparse.ArgumentParser(prog="python -m doudizhu_table.replay", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("file", help="a JSON Lines file of game records")
     p.add_argument("--game", type=int, help="print only this game (0 is the first)")

@@ -2,9 +2,9 @@
 
 Examples::
 
-    python -m agents.tournament --agents random rlcard rule pretrained --deals 2000 --workers 2 \\
+    python -m doudizhu_arena.tournament --agents random rlcard rule pretrained --deals 2000 --workers 2 \\
         --json t.json --markdown t.md --heatmap t.png
-    python -m agents.tournament --agents rule pretrained dmc:runs/x/checkpoint.pt --modes fixed
+    python -m doudizhu_arena.tournament --agents rule pretrained dmc:runs/x/checkpoint.pt --modes fixed
 
 The table. A tournament over agents ``A1 .. AK`` plays one *cell* per ordered
 pair (row ``a``, column ``b``), diagonal included, in each mode:
@@ -19,7 +19,7 @@ pair (row ``a``, column ``b``), diagonal included, in each mode:
 Every cell of a mode is played on the same deals (seed and deal count are the
 tournament's), so cells compare like with like and the ratings can be
 bootstrapped over deals. WP and ADP have 95% intervals over per-deal values,
-as in the arena (:mod:`agents.arena`).
+as in the arena (:mod:`doudizhu_arena.arena`).
 
 Ratings (:func:`fit_ratings`). One number per agent and mode:
 
@@ -125,7 +125,7 @@ def cell_config(mode: str, agent: str, opponent: str, seed: int, chunk_size: int
 def spec_fingerprint(spec: str) -> list:
     """What a spec's result depends on beyond its text: size and modification time of every file
     it names (a checkpoint, a DouZero folder's files, the shipped weights for ``pretrained``)."""
-    from .registry import PRETRAINED
+    from agents.registry import PRETRAINED
 
     parts = [PRETRAINED] if "pretrained" in spec else []
     for token in re.split(r"[,=]", spec):  # search:BASE,rollout=SPEC: each spec, with and without its prefix
@@ -250,7 +250,7 @@ def play_tournament(agents: Sequence[str], num_deals: int = 2000, modes: Sequenc
     figures (``cells[row][column]``), the ratings with intervals, and what was played.
 
     ``cache``: a folder of finished cells (see the module docstring); None plays everything.
-    ``pool``/``workers``: where chunks are played, as in :func:`agents.arena.run_arena`.
+    ``pool``/``workers``: where chunks are played, as in :func:`doudizhu_arena.arena.run_arena`.
     """
     agents = check_agent_names(agents)
     modes = list(dict.fromkeys(modes))
@@ -451,7 +451,7 @@ def heatmap_png(report: dict) -> bytes:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m agents.tournament", description=__doc__,
+    p = argparse.ArgumentParser(prog="python -m doudizhu_arena.tournament", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--agents", nargs="+", required=True, metavar="SPEC",
                    help="agent specs (agents.registry), each once; at least two")
@@ -494,7 +494,7 @@ def check_args(args) -> None:
 
 def main(argv=None) -> dict:
     """Play the tournament, print the tables and leaderboards, write the files asked for."""
-    from .registry import check_specs
+    from agents.registry import check_specs
 
     parser = build_parser()
     args = parser.parse_args(argv)

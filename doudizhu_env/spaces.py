@@ -13,7 +13,6 @@ from __future__ import annotations
 import numpy as np
 from gymnasium import spaces
 
-from . import engine
 from .actions import action_table
 from .checks import short
 from .observation import OBS_SIZE
@@ -47,15 +46,6 @@ def check_number(name: str, value) -> float:
     if not ok or not np.isfinite(value):
         raise ValueError(f"{name} must be a finite number, got {short(value)}")
     return float(value)
-
-
-def check_seat(name: str, value, optional: bool = False) -> None:
-    """``value`` must be a seat, an int 0, 1 or 2 (not a bool, a float, a string); or None if ``optional``."""
-    if optional and value is None:
-        return
-    if not engine.is_seat(value):
-        expected = "a seat 0..2 or None" if optional else "0, 1 or 2"
-        raise ValueError(f"{name} must be {expected}, got {short(value)}")
 
 
 def observation_box() -> spaces.Box:

@@ -6,7 +6,7 @@ Routes (all JSON but the pages):
 - ``GET /api/config``: the opponents this server offers, its rules, the default seat.
 - ``POST /api/games`` ``{"opponents": [SPEC, SPEC], "seat": 0, "seed": 7}``: a new game for this
   browser session (one game per session: a new one replaces the old), played by the agents until
-  the person's turn; answers the view (:func:`doudizhu_env.web.game.view_of`).
+  the person's turn; answers the view (:func:`doudizhu_table.web.game.view_of`).
 - ``GET /api/games/{id}``: the view.
 - ``POST /api/games/{id}/move`` ``{"action": ID}`` or ``{"cards": [CARD IDS]}``: the person's move,
   checked by the engine, then the agents' moves up to the person's next turn; answers the view.
@@ -41,11 +41,12 @@ import secrets
 import threading
 import time
 
-from .. import records
-from ..actions import action_table
-from ..checks import is_int
-from ..rules import Rules
-from ..tableview import doubling_word, hole_ids, score_lines, suited_hand, trick_of
+from doudizhu_env import records
+from doudizhu_env.actions import action_table
+from doudizhu_env.checks import is_int
+from doudizhu_env.display import doubling_word, hole_ids, score_lines, suited_hand, trick_of
+from doudizhu_env.rules import Rules
+
 from .game import Ambiguous, MoveError, WebGame, view_of
 
 #: The largest request body accepted (a replay file included).

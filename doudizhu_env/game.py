@@ -67,7 +67,7 @@ import numpy as np
 from . import engine
 from .actions import BID0, DOUBLE, PASS, CombType, action_table
 from .cards import DECK_COUNTS, DECK_SIZE, HAND_SIZE, HOLE_SIZE, NUM_RANKS, card_rank
-from .checks import short
+from .checks import check_seat, short
 from .engine import BIDDING, DOUBLING, MAX_HISTORY, NO_SPRING, OVER, PLAY, Deal
 from .legal import legal_tables
 from .observation import (
@@ -185,6 +185,13 @@ class Game:
     the cards are ``hands`` (``(3, 15)`` int8) and ``hole``, views of ``cards``. Treat them as read-only.
     """
 
+    # what is derived from the position, made on demand and forgotten by _changed
+    _set: int | None
+    _bits: np.ndarray | None
+    _mask: np.ndarray | None
+    _ids: np.ndarray | None
+    _state: engine.State | None
+
     def __init__(self, state: engine.State, game: int = 0):
         """Game ``game`` of a (batched) engine state."""
         if not isinstance(state, engine.State):
@@ -253,8 +260,8 @@ class Game:
         self._moves[MAX_HISTORY - 1 - np.arange(n)] = self._t.action_bits[self.history]
         self._movers = np.zeros((3, MAX_HISTORY + HISTORY_MOVES, 3), np.float32)  # likewise, per observer
         self._movers[:, MAX_HISTORY - 1 - np.arange(n)] = _MOVER[self.history_seat].transpose(1, 0, 2)
-        self._settled = [None, None, None]
-        self._fits = [None, None, None]
+        self._settled: list[np.ndarray | None] = [None, None, None]
+        self._fits: list[int | None] = [None, None, None]
         self._changed()
         self._state = s if s.num_games == 1 else None
 
@@ -569,8 +576,7 @@ class Game:
         """``(OBS_SIZE,)`` float32 observation of ``seat``: :func:`observe` of the one-game state, built
         from this game's fields."""
         if not (type(seat) is int and 0 <= seat <= 2):
-            if not engine.is_seat(seat):
-                raise ValueError(f"seat must be 0, 1 or 2, got {short(seat)}")
+            check_seat("seat", seat)
             seat = int(seat)
         out = np.zeros(OBS_SIZE, dtype=np.float32)
         out[:_CARDS_END] = self.cards.ravel().take(_CARD_ENTRIES[self.landlord >= 0, seat]) > _CARD_LEVELS

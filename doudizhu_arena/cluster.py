@@ -2,7 +2,7 @@
 
 Ray is an optional extra (``pip install -e ".[ray]"``): nothing imports it
 until :func:`import_ray` is called, and without it that call says how to
-install it. The arena's Ray pool (:mod:`agents.ray_arena`) and the training
+install it. The arena's Ray pool (:mod:`doudizhu_arena.ray_arena`) and the training
 run's Ray actors (:mod:`train.ray_backend`) both run inside :func:`ray_session`.
 """
 

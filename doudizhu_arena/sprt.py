@@ -2,13 +2,13 @@
 
 Examples::
 
-    python -m agents.sprt --candidate dmc:runs/new/checkpoint.pt --baseline pretrained
-    python -m agents.sprt --candidate pretrained --baseline rule --fixed-landlord --h1 0.1
-    python -m agents.sprt --candidate dmc:a.pt --baseline dmc:b.pt --reference rule
+    python -m doudizhu_arena.sprt --candidate dmc:runs/new/checkpoint.pt --baseline pretrained
+    python -m doudizhu_arena.sprt --candidate pretrained --baseline rule --fixed-landlord --h1 0.1
+    python -m doudizhu_arena.sprt --candidate dmc:a.pt --baseline dmc:b.pt --reference rule
 
 From Python::
 
-    from agents.sprt import sequential_test
+    from doudizhu_arena.sprt import sequential_test
     result = sequential_test("dmc:runs/new/checkpoint.pt", "pretrained", h0=0.0, h1=0.1)
     result.decision, result.deals, result.estimate   # "H1", 2400, {"mean": ..., "low": ..., ...}
 
@@ -267,7 +267,7 @@ def sequential_test(candidate: str, baseline: str, *, h0: float = 0.0, h1: float
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m agents.sprt", description=__doc__,
+    p = argparse.ArgumentParser(prog="python -m doudizhu_arena.sprt", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--candidate", required=True, help="agent spec of the new agent (agents.registry)")
     p.add_argument("--baseline", required=True, help="agent spec it must beat (e.g. pretrained)")
@@ -303,7 +303,7 @@ def _progress(every: float = 5.0) -> Callable:
 
 def main(argv=None) -> SPRTResult:
     """Run the test, print the decision, write the JSON asked for."""
-    from .registry import check_specs
+    from agents.registry import check_specs
 
     parser = build_parser()
     args = parser.parse_args(argv)

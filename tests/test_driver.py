@@ -1,4 +1,4 @@
-"""``doudizhu_env.players``: how every driver asks its agents for moves (what each is given, checked)."""
+"""``doudizhu_env.driver``: how every driver asks its agents for moves (what each is given, checked)."""
 
 from __future__ import annotations
 
@@ -6,9 +6,10 @@ import numpy as np
 import pytest
 
 from doudizhu_env import engine
-from doudizhu_env.players import (
+from doudizhu_env.driver import (
     decide,
     decide_in_game,
+    drive,
     legal_by_construction,
     needs_view,
     play_out,
@@ -102,7 +103,7 @@ def test_play_out_is_the_loop_it_names():
 def test_in_one_game_a_player_is_asked_on_the_game_or_on_its_state():
     """``act_game`` when offered (the random player: the draw ``sample_legal`` makes on the state),
     else the one-game state's seat view."""
-    from doudizhu_env.single import Game
+    from doudizhu_env.game import Game
 
     game, state = Game.new(4), engine.reset(4, 1)
     drawn = engine.sample_legal(state, np.random.default_rng(9))
@@ -110,3 +111,29 @@ def test_in_one_game_a_player_is_asked_on_the_game_or_on_its_state():
     viewer = Recorder()
     assert decide_in_game(viewer, game) == int(engine.legal_actions(state)[0][0])
     assert hidden_blanked(viewer.views[0]) and viewer.calls == [1]
+
+
+def test_drive_yields_every_step_and_play_out_is_its_end():
+    """The turns of drive are the engine's steps with the players' actions; play_out ends where they end."""
+    state = engine.reset(3, 6)
+    seat_player = np.array([[0, 1, 1]] * 6)
+    players = [engine.RandomPolicy(1), engine.RandomPolicy(2)]
+    turns = list(drive(state, seat_player, players))
+    assert turns[0].before is state and turns[-1].after.done.all()
+    for turn in turns:
+        assert np.array_equal(turn.live, ~turn.before.done)
+        assert (turn.actions[~turn.live] == 0).all()
+        stepped = engine.step(turn.before, turn.actions)
+        assert np.array_equal(stepped.history, turn.after.history)
+    final, decisions = play_out(state, seat_player, [engine.RandomPolicy(1), engine.RandomPolicy(2)])
+    assert np.array_equal(final.scores, turns[-1].after.scores)
+    assert decisions == sum(int(t.live.sum()) for t in turns)
+
+
+def test_drive_with_auto_reset_runs_its_steps_and_needs_a_bound():
+    state = engine.reset(0, 4)
+    turns = list(drive(state, np.zeros((4, 3), np.int64), [engine.RandomPolicy(0)], auto_reset=True,
+                       max_steps=120))
+    assert len(turns) == 120 and turns[-1].after.episode.max() > 0  # hands ended and were dealt again
+    with pytest.raises(ValueError, match="give max_steps"):
+        next(drive(state, np.zeros((4, 3), np.int64), [engine.RandomPolicy(0)], auto_reset=True))

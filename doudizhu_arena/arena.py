@@ -40,10 +40,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from doudizhu_env import engine
-from doudizhu_env.cards import format_hand
+from doudizhu_env.driver import play_out
 from doudizhu_env.engine import ROLE_NAMES, Deal, role_of
 from doudizhu_env.files import atomic_write, check_output
-from doudizhu_env.players import play_out
 from doudizhu_env.records import records_from_state, save_records
 from doudizhu_env.rules import Rules, resolve_rules
 
@@ -70,18 +69,7 @@ def make_deals(seed: int, num_deals: int, rules: Rules | str | None = None,
 
 def chunk_deals(seed: int, chunk: int, num_deals: int, rules: Rules) -> list[Deal]:
     """The deals of chunk ``chunk`` of :func:`make_deals`, drawn from ``(seed, chunk)`` alone."""
-    state = engine.reset(np.random.default_rng([seed, chunk, 1]), num_deals, rules)
-    landlord = state.landlord if not rules.bidding else np.full(num_deals, -1)
-    return [_deal_of(state, i, int(landlord[i])) for i in range(num_deals)]
-
-
-def _deal_of(state: engine.State, i: int, landlord: int) -> Deal:
-    """The :class:`Deal` of game ``i`` of a freshly reset state."""
-    hands = state.hands[i].copy()
-    if landlord >= 0:
-        hands[landlord] -= state.hole[i]
-    return Deal(tuple(format_hand(h) for h in hands), format_hand(state.hole[i]),
-                int(state.first_bidder[i]), landlord if landlord >= 0 else None)
+    return engine.deals_of(engine.reset(np.random.default_rng([seed, chunk, 1]), num_deals, rules))
 
 
 def save_deals(deals: Sequence[Deal], path: str) -> None:
@@ -199,7 +187,7 @@ def play_chunk(cfg: ArenaConfig, chunk: int, deals: Sequence[Deal], first_index:
     agents = [factory(n, cfg.rules, [cfg.seed, chunk, 4, i]) for i, n in enumerate(cfg.names)]
     for a in agents:
         a.reset()
-    state, decisions = play_games(state, seat_agent, agents)
+    state, decisions = play_out(state, seat_agent, agents)
     idx = np.arange(len(games)) % len(deals) + first_index
     role = role_of(np.arange(3)[None, :], state.landlord[:, None])
     scores = state.scores.astype(np.int64)
@@ -236,19 +224,9 @@ def _chunk_records(cfg: ArenaConfig, chunk: int, state: engine.State, seat_agent
     return records_from_state(state, players=players, meta=meta)
 
 
-def play_games(state: engine.State, seat_agent: np.ndarray, agents: list) -> tuple[engine.State, int]:
-    """Step every game to its end, each agent acting (as :mod:`doudizhu_env.players` gives it its
-    games) for the games where it is to act.
-
-    ``seat_agent`` is ``(B, 3)``: the index into ``agents`` of the agent at each seat of each game.
-    Returns the final state and the number of decisions made.
-    """
-    return play_out(state, seat_agent, agents)
-
-
 def default_factory(spec: str, rules: Rules, seed) -> object:
     """Build an agent from its spec (see :func:`agents.registry.make_agent`)."""
-    from .registry import make_agent
+    from agents.registry import make_agent
 
     return make_agent(spec, rules=rules, seed=seed)
 
@@ -278,7 +256,7 @@ def run_arena(
     ``record``: a path to append every game to as JSON Lines game records (``docs/records.md``),
     checked before any game is played (:func:`doudizhu_env.files.check_output`).
     ``pool``: where the chunks are played, a function ``pool(play, jobs)`` yielding ``play(job)``
-    for each job in order (e.g. :func:`agents.ray_arena.ray_pool`, over a Ray cluster); by default
+    for each job in order (e.g. :func:`doudizhu_arena.ray_arena.ray_pool`, over a Ray cluster); by default
     this process (``workers`` 1) or a local pool of ``workers`` processes. The report does not depend on it.
     """
     rules = resolve_rules(rules)

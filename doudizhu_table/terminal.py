@@ -2,7 +2,7 @@
 
 Usage::
 
-    python -m doudizhu_env.play                              # you at seat 0 against two pretrained agents
+    python -m doudizhu_table.terminal              # you at seat 0 against two pretrained agents
     doudizhu-play --opponents pretrained rule --seat 1 --hands 3
     doudizhu-play --opponents rule rule --rules douzero --seed 7 --no-color --record mine.jsonl
 
@@ -25,7 +25,7 @@ At a prompt, type:
   the others (``docs/rules.md``).
 
 ``--record FILE`` appends every hand to a JSON Lines file of game records
-(``docs/records.md``), to replay with ``python -m doudizhu_env.replay FILE``.
+(``docs/records.md``), to replay with ``python -m doudizhu_table.replay FILE``.
 """
 
 from __future__ import annotations
@@ -37,14 +37,11 @@ from collections.abc import Callable
 
 import numpy as np
 
-from . import engine, records
-from .actions import BID0, DOUBLE, NO_DOUBLE, PASS, action_table
-from .cards import format_hand, parse_hand
-from .checks import short
-from .files import check_output
-from .players import decide
-from .rules import Rules
-from .tableview import (
+from doudizhu_env import engine, records
+from doudizhu_env.actions import BID0, DOUBLE, NO_DOUBLE, PASS, action_table
+from doudizhu_env.cards import format_hand, parse_hand
+from doudizhu_env.checks import short
+from doudizhu_env.display import (
     TYPED_SUITS,
     Style,
     doubling_word,
@@ -59,6 +56,9 @@ from .tableview import (
     trick_of,
     why_no_combination,
 )
+from doudizhu_env.driver import decide
+from doudizhu_env.files import check_output
+from doudizhu_env.rules import Rules
 
 QUIT_WORDS = ("quit", "exit")
 HINT_WORDS = ("?", "hint", "hints")

@@ -1,10 +1,10 @@
-"""``python -m doudizhu_env.web``: serve the web table and print its address.
+"""``python -m doudizhu_table.web``: serve the web table and print its address.
 
 Usage::
 
-    python -m doudizhu_env.web                                  # http://127.0.0.1:8000
-    python -m doudizhu_env.web --port 8080 --opponents rule random dmc:runs/default/checkpoint.pt
-    python -m doudizhu_env.web --host 0.0.0.0                   # reachable from other machines
+    python -m doudizhu_table.web                                  # http://127.0.0.1:8000
+    python -m doudizhu_table.web --port 8080 --opponents rule random dmc:runs/default/checkpoint.pt
+    python -m doudizhu_table.web --host 0.0.0.0                   # reachable from other machines
 
 ``--opponents`` are the agent specs the page offers (the page cannot name any other, nor a path).
 """
@@ -17,7 +17,7 @@ import sys
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m doudizhu_env.web", description=__doc__,
+    p = argparse.ArgumentParser(prog="python -m doudizhu_table.web", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine "
                    "only; 0.0.0.0 for every interface)")
@@ -43,7 +43,8 @@ def main(argv=None) -> int:
     try:
         import uvicorn
 
-        from ..rules import Rules
+        from doudizhu_env.rules import Rules
+
         from .server import create_app
 
         rules = Rules.preset(args.rules)

@@ -1,7 +1,7 @@
 """Text pieces of a table for people: suited cards, colour, last moves, how a score was made.
 
-Shared by the terminal table (:mod:`doudizhu_env.play`) and the replay printer
-(:mod:`doudizhu_env.replay`). Everything reads an engine state; nothing here
+Shared by the terminal table (:mod:`doudizhu_table.terminal`) and the replay printer
+(:mod:`doudizhu_table.replay`). Everything reads an engine state; nothing here
 changes one. Suits are for display only: a play takes cards of the right
 ranks from a hand, and the cards shown leaving are, per rank, the lowest
 suits (``S H C D``) the seat still holds.

@@ -2,7 +2,7 @@
 
 Used by the training loop (periodic and final evaluations, logged to
 TensorBoard as ``eval/<baseline>/<mode>/<figure>``) and importable on its own.
-Each evaluation is a duplicate match (:func:`agents.arena.run_arena`: the
+Each evaluation is a duplicate match (:func:`doudizhu_arena.arena.run_arena`: the
 line-up ``(agent, baseline, baseline)`` rotated over the positions on the
 same deals) in two modes:
 
@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import dataclasses
 
-from agents.arena import REPORT_ROLES, format_report, run_arena
 from agents.base import Agent
 from agents.registry import make_agent
+from doudizhu_arena.arena import REPORT_ROLES, format_report, run_arena
 from doudizhu_env.rules import Rules
 
 AGENT = "dmc"

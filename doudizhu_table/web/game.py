@@ -1,6 +1,6 @@
 """One web game: a person at a seat against agents, and what the page may see of it.
 
-The server (:mod:`doudizhu_env.web.server`) keeps a :class:`WebGame` per
+The server (:mod:`doudizhu_table.web.server`) keeps a :class:`WebGame` per
 browser session; every move goes through :meth:`WebGame.play` (an action id)
 or :meth:`WebGame.play_cards` (the cards clicked), which the engine checks.
 :func:`view_of` builds the JSON the page gets. Until the hand is over it reads
@@ -17,13 +17,11 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .. import engine
-from ..actions import BID0, DOUBLE, PASS, action_table
-from ..cards import NUM_RANKS, RANK_CHARS, SUIT_CHARS, card_rank, format_hand, parse_hand
-from ..checks import is_int
-from ..observation import seat_view
-from ..players import decide
-from ..tableview import (
+from doudizhu_env import engine
+from doudizhu_env.actions import BID0, DOUBLE, PASS, action_table
+from doudizhu_env.cards import NUM_RANKS, RANK_CHARS, SUIT_CHARS, card_rank, format_hand, parse_hand
+from doudizhu_env.checks import is_int
+from doudizhu_env.display import (
     dealt_ids,
     doubling_word,
     group_moves,
@@ -37,6 +35,8 @@ from ..tableview import (
     trick_of,
     why_no_combination,
 )
+from doudizhu_env.driver import decide
+from doudizhu_env.observation import seat_view
 
 #: The most cards one request may name (a hand holds at most 20).
 MAX_CARDS = 20

@@ -1,13 +1,15 @@
-"""Evaluate agents against each other in the arena (:mod:`agents.arena`).
+"""Evaluate agents against each other in the arena (:mod:`doudizhu_arena.arena`).
 
 Examples::
 
-    python -m train.evaluate --landlord rule --farmers random --games 10000
-    python -m train.evaluate --landlord rule --farmers rlcard --fixed-landlord --games 10000 --workers 2
-    python -m train.evaluate --seats rule random random --save-deals deals.json --json out.json
-    python -m train.evaluate --seats rule random random --games 10 --record games.jsonl
-    python -m train.evaluate --landlord douzero:ckpts/ --farmers rule --rules douzero
-    python -m train.evaluate --landlord rule --farmers random --games 100000 --backend ray --ray-address auto
+    python -m doudizhu_arena.evaluate --landlord rule --farmers random --games 10000
+    python -m doudizhu_arena.evaluate --landlord rule --farmers rlcard --fixed-landlord \
+        --games 10000 --workers 2
+    python -m doudizhu_arena.evaluate --seats rule random random --save-deals deals.json --json out.json
+    python -m doudizhu_arena.evaluate --seats rule random random --games 10 --record games.jsonl
+    python -m doudizhu_arena.evaluate --landlord douzero:ckpts/ --farmers rule --rules douzero
+    python -m doudizhu_arena.evaluate --landlord rule --farmers random --games 100000 \
+        --backend ray --ray-address auto
 
 ``--landlord X --farmers Y`` is the line-up ``X, Y, Y``. With bidding on (the
 standard rules) the positions are seats and the roles come from the bidding;
@@ -15,7 +17,7 @@ with ``--fixed-landlord`` (or ``--rules douzero``) the positions are the roles
 landlord, landlord_down, landlord_up. ``--games`` counts deals: each is played
 once per rotation of the line-up (``--duplicate rotate``, the default).
 ``--backend ray`` plays the chunks of deals as Ray tasks over a cluster
-(:mod:`agents.ray_arena`); the report is the same as the local pool's.
+(:mod:`doudizhu_arena.ray_arena`); the report is the same as the local pool's.
 """
 
 from __future__ import annotations
@@ -25,7 +27,8 @@ import json
 import sys
 import time
 
-from agents.arena import (
+from agents.registry import check_specs
+from doudizhu_arena.arena import (
     DUPLICATE_MODES,
     format_report,
     load_deals,
@@ -35,16 +38,15 @@ from agents.arena import (
     save_deals,
     seatings,
 )
-from agents.cluster import BACKENDS, ClusterUnreachable, import_ray
-from agents.ray_arena import chunk_pool
-from agents.registry import check_specs
+from doudizhu_arena.cluster import BACKENDS, ClusterUnreachable, import_ray
+from doudizhu_arena.ray_arena import chunk_pool
 from doudizhu_env.files import atomic_write, check_output
 from doudizhu_env.rules import Rules
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The command-line options."""
-    p = argparse.ArgumentParser(prog="python -m train.evaluate", description=__doc__,
+    p = argparse.ArgumentParser(prog="python -m doudizhu_arena.evaluate", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--landlord", help="agent spec of the first position (landlord when fixed)")
     p.add_argument("--farmers", help="agent spec of the two other positions")
