@@ -104,12 +104,13 @@ def make_agent(spec: str, rules: Rules | None = None, seed=0, models: SharedMode
                      "search:BASE[,key=value...]")
 
 
-def check_specs(specs, rules: Rules | None = None) -> None:
+def check_specs(specs, rules: Rules | None = None, models: SharedModels | None = None) -> None:
     """Build each distinct agent of ``specs`` once, so that a bad spec or checkpoint fails before any
-    game: ``ValueError`` naming the spec and what is wrong with it."""
+    game: ``ValueError`` naming the spec and what is wrong with it. With ``models``, the models
+    loaded stay there (loaded once for the games to come)."""
     for spec in dict.fromkeys(specs):
         try:
-            make_agent(spec, rules=rules)
+            make_agent(spec, rules=rules, models=models)
         except (ValueError, OSError, ImportError) as err:
             raise ValueError(f"agent {spec!r}: {err}") from err
 

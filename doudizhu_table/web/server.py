@@ -201,11 +201,11 @@ def _replay_step(state, seat: int, name: str, names) -> dict:
 class TableServer:
     """What the routes share: the rules, the opponents offered, the shared models, the sessions."""
 
-    def __init__(self, rules: Rules, opponents: list[str], agent_factory=None):
+    def __init__(self, rules: Rules, opponents: list[str], agent_factory=None, models=None):
         from agents.registry import SharedModels, make_agent
 
         self.rules, self.opponents = rules, list(dict.fromkeys(opponents))
-        self.models = SharedModels()
+        self.models = models if models is not None else SharedModels()
         self.make_agent = agent_factory or (lambda spec, seed: make_agent(spec, rules=rules, seed=seed,
                                                                          models=self.models))
         self.sessions = Sessions()
@@ -272,13 +272,14 @@ class TableServer:
 
 
 def create_app(rules: Rules | None = None, opponents: list[str] | None = None, agent_factory=None,
-               hosts: list[str] | None = None):
+               hosts: list[str] | None = None, models=None):
     """The Starlette application (see the module docstring).
 
     ``opponents``: the agent specs the page may choose from (default ``pretrained``, ``rule`` and
     ``random`` for the standard rules, else ``rule`` and ``random``); ``hosts``: the ``Host``
     headers answered (default the loopback names; a page of another site that rebinds its name
-    to this machine is refused), ``["*"]`` for any.
+    to this machine is refused), ``["*"]`` for any; ``models``: the
+    :class:`agents.registry.SharedModels` the games load their models through (default a new one).
     """
     from starlette.applications import Starlette
     from starlette.exceptions import HTTPException
@@ -289,7 +290,7 @@ def create_app(rules: Rules | None = None, opponents: list[str] | None = None, a
     rules = rules or Rules.preset("standard")
     opponents = opponents or (["pretrained", "rule", "random"] if rules == Rules.preset("standard")
                               else ["rule", "random"])
-    server = TableServer(rules, opponents, agent_factory)
+    server = TableServer(rules, opponents, agent_factory, models)
     routes = [*_routes(server, rules), Mount("/static", StaticFiles(directory=STATIC), name="static")]
 
     async def http_error(request, exc: HTTPException):
