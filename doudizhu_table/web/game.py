@@ -71,7 +71,12 @@ def _cards_left(view: engine.State) -> list[int]:
 
 
 class WebGame:
-    """A hand at a web table: ``seat`` is the person's; ``agents`` maps the other seats to agents."""
+    """A hand at a web table: ``seat`` is the person's; ``agents`` maps the other seats to agents.
+
+    One request at a time: whoever calls :meth:`play`, :meth:`play_cards`, :meth:`hint` or
+    :func:`view_of` holds :attr:`lock` (the server does), so that no view or hint reads the
+    game while the agents move.
+    """
 
     def __init__(self, rules, seat: int, agents: dict, names: Sequence[str], seed: int, game_id: str):
         self.rules, self.seat, self.agents, self.names = rules, seat, agents, list(names)
