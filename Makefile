@@ -3,7 +3,7 @@
 #   make train   set up .venv, then 5 minutes of DMC self-play and its evaluation table
 #   make test    set up .venv, then lint, the test suite and the strict documentation build
 #   (make test-slow: what make test leaves out, the long reference sweeps at full size, marked slow,
-#   and the end-to-end runs through Ray, SB3, notebooks, a browser and a pseudo-terminal, marked integration)
+#   and the end-to-end runs through Ray, SB3, TorchRL, RLlib, Tianshou, notebooks, a browser and a pseudo-terminal, marked integration)
 #
 # Set-up is done once: .venv is created if missing, and the packages are
 # (re)installed only when pyproject.toml is newer than the stamp .venv/.installed.
@@ -15,7 +15,7 @@ TORCH := torch==2.13.0
 # extra pip arguments for torch, e.g. make install TORCH_PIP_ARGS="--index-url URL" for another CPU wheel index
 # (these variables are set with := so that only the command line overrides them, not the environment)
 TORCH_PIP_ARGS :=
-EXTRAS := env,train,dev,peers,docs,rl,ray,web
+EXTRAS := env,train,dev,peers,docs,rl,ray,web,interop
 TRAIN_ARGS := --config configs/default.yaml --max-minutes 5 --overwrite
 SITE_DIR := build/site
 # pytest worker processes of make test (pytest-xdist): auto = one per core; 0 runs the suite in this process

@@ -19,10 +19,13 @@ marker                     source
 ``rules-presets``          the fields of ``doudizhu_env.rules.Rules``, their docstrings, the presets
 ``config-fields``          the fields of ``train.config.TrainConfig`` (and ``agents.dmc.ModelConfig``),
                            their defaults and their docstrings
+``snippet NAME``           a Python block: the lines of a test between ``# docs: start NAME`` and
+                           ``# docs: end NAME`` (``tests/test_*.py``), dedented, so that the code
+                           a page shows is code the tests run
 =========================  ==================================================================
 
-An unknown marker, or a piece of ``PIECES`` that the docstring does not
-describe, fails the build.
+An unknown marker, a piece of ``PIECES`` that the docstring does not
+describe, or a snippet name found in no test or in two, fails the build.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ import dataclasses
 import inspect
 import re
 import sys
+import textwrap
 import typing
 from pathlib import Path
 
@@ -210,6 +214,26 @@ def rules_presets() -> str:
     return _table(["field"] + [f"`{p}`" for p in presets] + ["meaning"], rows)
 
 
+_SNIPPET = re.compile(r"^[ \t]*# docs: (start|end) ([\w-]+)[ \t]*$", re.MULTILINE)
+
+
+def snippet(name: str) -> str:
+    """The lines between ``# docs: start NAME`` and ``# docs: end NAME`` of one test file: a Python block."""
+    found = []
+    for path in sorted((Path(__file__).resolve().parent / "tests").glob("test_*.py")):
+        text = path.read_text()
+        marks = [(m.group(1), m.start(), m.end()) for m in _SNIPPET.finditer(text) if m.group(2) == name]
+        if marks:
+            found.append((path, text, marks))
+    if len(found) != 1 or [kind for kind, *_ in found[0][2]] != ["start", "end"]:
+        where = ", ".join(path.name for path, *_ in found) or "no test file"
+        raise PluginError(f"snippet {name!r}: expected one '# docs: start {name}' and then one "
+                          f"'# docs: end {name}' in one tests/test_*.py, found them in {where}")
+    _, text, ((_, _, start), (_, end, _)) = found[0]
+    body = textwrap.dedent(text[start:end].strip("\n")).rstrip()
+    return f"```python\n{body}\n```"
+
+
 GENERATORS = {
     "observation-pieces": observation_pieces,
     "action-pieces": action_pieces,
@@ -218,6 +242,7 @@ GENERATORS = {
     "action-type-counts": action_type_counts,
     "rules-presets": rules_presets,
     "config-fields": config_fields,
+    "snippet": snippet,
 }
 
 

@@ -45,7 +45,7 @@ class RandomAgent(engine.RandomPolicy, Agent):
 
     needs_view = True
     legal_by_construction = False
-    act_game = None
+    act_game = None  # type: ignore[assignment]  # none: asked through its state, like any agent
 
     def __init__(self, seed: int | np.random.Generator | None = 0):
         super().__init__(seed)

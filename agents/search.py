@@ -78,6 +78,8 @@ from doudizhu_env.cards import DECK_COUNTS, NUM_RANKS
 from doudizhu_env.driver import play_out, seat_actions
 from doudizhu_env.engine import PLAY, role_of
 from doudizhu_env.observation import cards_left, seat_view
+from doudizhu_env.rewards import OBJECTIVES as REWARD_OF_OBJECTIVE
+from doudizhu_env.rewards import shape_reward
 
 from .base import Agent
 
@@ -85,7 +87,7 @@ INFERENCE_MODES = ("moves", "all", "none")
 #: Most games the agent steps in one batch (rollouts of the decisions searched together, plus their
 #: sampled worlds): decisions beyond it are searched in turn, so memory stays bounded (~100 MB).
 MAX_BATCH = 65_536
-OBJECTIVES = ("adp", "wp")
+OBJECTIVES = tuple(REWARD_OF_OBJECTIVE)  # the training objectives (doudizhu_env.rewards), one home
 
 
 class SearchConfigError(ValueError):
@@ -275,6 +277,8 @@ def replay_mismatches(worlds: engine.State, seat: np.ndarray, policies: Sequence
         ask = np.flatnonzero(checked[rows, first[:live] + t])
         if len(ask):
             wrong[ask] += _policy_actions(state, ask, policies, landlord[ask]) != actual[ask]
+        # the recorded moves of a world's own history: legal by construction; unchecked, since the
+        # check more than doubles a step of a large batch (B=4096: 2.4 ms with it, 1.0 ms without)
         state = engine.step(state, actual, check=False)
     out = np.empty_like(wrong)
     out[order] = wrong
@@ -344,12 +348,14 @@ def rollout_values(view: engine.State, hands: np.ndarray, cands: list[np.ndarray
     game = np.repeat(np.arange(n), sizes * w)
     world = np.concatenate([np.repeat(np.arange(w), s) for s in sizes])
     first = np.concatenate([np.tile(c, w) for c in cands])
+    # candidates are legal actions of the view, and every world keeps the searching seat's hand, so
+    # they are legal there too; unchecked as in the replay (the check doubles a large batch's step)
     state = engine.step(with_hands(view, game, hands[game, world]), first, check=False)
     agents, role_agent = _distinct(policies)
     state, _ = play_out(state, role_agent[role_of(np.arange(3)[None, :], state.landlord[:, None])], agents)
     seat = view.to_act.astype(np.int64)[game]
     points = state.scores[np.arange(len(game)), seat].astype(np.float64)
-    value = points if objective == "adp" else (points > 0).astype(np.float64)
+    value = shape_reward(points, REWARD_OF_OBJECTIVE[objective]).astype(np.float64)
     out, start = [], 0
     for s in sizes:
         out.append(value[start : start + s * w].reshape(w, s).mean(axis=0))

@@ -6,6 +6,7 @@ engine, with PettingZoo and Gymnasium environments on top.
 
 from .actions import Action, ActionTable, CombType, action_table, type_counts
 from .cards import format_hand, parse_hand
+from .infos import info_names
 from .moves import classify, legal_moves
 from .rules import Rules
 
@@ -17,6 +18,7 @@ __all__ = [
     "action_table",
     "classify",
     "format_hand",
+    "info_names",
     "legal_moves",
     "parse_hand",
     "type_counts",

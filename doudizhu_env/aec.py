@@ -12,11 +12,13 @@
         action = None if termination or truncation else game.action_space(agent).sample(mask)
         game.step(action)
 
-**Agents** ``player_0``, ``player_1``, ``player_2`` are the three seats. Roles
-come from bidding: ``infos[agent]["role"]`` is ``"landlord"``,
-``"landlord_down"`` (the farmer after the landlord), ``"landlord_up"`` (the
-farmer before it), or ``None`` while bidding. One episode is one hand,
+**Agents** ``player_0``, ``player_1``, ``player_2`` are the three seats. One episode is one hand,
 from the deal (redeals after three passes included) to the score.
+
+**Infos** numbers only (:mod:`doudizhu_env.infos`): ``infos[agent]`` is ``{"seat": 0..2, "role": r,
+"phase": p}``, the role from bidding (-1 while bidding, then 0 landlord, 1 landlord_down, the farmer
+after the landlord, 2 landlord_up, the farmer before it) and the phase (0 bidding, 1 doubling, 2 play,
+3 over); :func:`doudizhu_env.info_names` gives the names.
 
 **Actions** ``Discrete(A)``: the ids of :func:`doudizhu_env.action_table` for
 the rules in use (13,557 for ``standard``); ``action_table(rules).index("333444+5+7")``
@@ -67,8 +69,9 @@ from pettingzoo.utils import AgentSelector, wrappers
 
 from . import engine
 from .checks import check_seat
-from .engine import PHASE_NAMES, ROLE_NAMES, Deal
+from .engine import Deal
 from .game import Game
+from .infos import seat_info
 from .render import emit, render_text
 from .rewards import shape_reward
 from .rules import resolve_rules
@@ -194,12 +197,8 @@ class raw_env(AECEnv):  # noqa: N801  (PettingZoo's naming)
         if self._infos_of == (game.phase, game.landlord):
             return
         self._infos_of = (game.phase, game.landlord)
-        landlord, phase = game.landlord, PHASE_NAMES[game.phase]
-        self.infos = {
-            a: {"seat": i, "role": None if landlord < 0 else ROLE_NAMES[(i - landlord) % 3], "phase": phase}
-            for i, a in enumerate(self.possible_agents)
-            if a in self.agents
-        }
+        self.infos = {a: seat_info(i, game.landlord, game.phase)
+                      for i, a in enumerate(self.possible_agents) if a in self.agents}
 
     def observe(self, agent):
         seat = self.agent_name_mapping[agent]

@@ -484,6 +484,7 @@ class Game:
         """All three passed: a new shuffle (redeals + 1), the first bidder one seat on, as the engine's
         ``_redeal``; past ``Rules.redeal_limit`` the engine itself truncates the hand."""
         if self.redeals + 1 > self.rules.redeal_limit:
+            # the action was checked by this game's own step (its legal bitset) before it got here
             self._by_engine(engine.step(self.to_state(), np.array([action]), check=False))
             return
         self.rewards, self.ended = [0.0, 0.0, 0.0], False

@@ -67,9 +67,10 @@ in both modes.
 :data:`doudizhu_env.observation.PIECES` for the learning seat (never anything it
 cannot see), and ``"action_mask"`` int8 ``(A,)``, ones at its legal actions
 (all zeros once the hand is over). ``info["action_mask"]`` is the same mask.
-``info`` also has ``"phase"`` and ``"role"`` (``"landlord"``, ``"landlord_down"``,
-``"landlord_up"`` or ``None`` while bidding), and ``"scores"`` (the points of the
-three seats) at the end of a hand.
+``info`` also has the numbers-only entries of every env (:mod:`doudizhu_env.infos`):
+``"seat"``, ``"role"`` (-1 while bidding, then 0 landlord, 1 landlord_down, 2 landlord_up) and
+``"phase"`` (0 bidding, 1 doubling, 2 play, 3 over), ints (:func:`doudizhu_env.info_names` gives
+the names), and ``"scores"`` (the points of the three seats) at the end of a hand.
 
 **Rewards** at the end of the hand, for the learning seat, per ``reward=``:
 ``"score"`` (default: the points of ``docs/rules.md``, 2:1:1 x base x
@@ -109,8 +110,9 @@ opponents, random by default (vectorized, and called once per decision round
 with all the games where their seat is to act: nothing loops over games in
 Python). Observations are ``{"observation": (B, OBS_SIZE) float32, "action_mask":
 (B, A) int8}`` (the mask in compact form instead with ``mask=``: below),
-rewards ``(B,)`` float32. It resets finished hands in the
-same step (``metadata["autoreset_mode"] = AutoresetMode.SAME_STEP``): the
+rewards ``(B,)`` float32. ``info`` holds ``"seat"``, ``"role"`` and ``"phase"`` as int64 arrays
+``(B,)``, the codes of :mod:`doudizhu_env.infos`, for each game's learning seat. It resets
+finished hands in the same step (``metadata["autoreset_mode"] = AutoresetMode.SAME_STEP``): the
 step that ends a hand returns ``terminated`` (or ``truncated``), its reward,
 and already the first observation of the next hand; the last observation of
 the ended hand is in ``info["final_obs"]`` (an object array, entries ``None``
@@ -163,8 +165,9 @@ from gymnasium.vector.utils import batch_space
 from . import engine, register_envs
 from .checks import check_seat
 from .driver import decide_in_game, needs_check, seat_actions
-from .engine import PHASE_NAMES, ROLE_NAMES, Deal, IllegalActionError, RandomPolicy
+from .engine import Deal, IllegalActionError, RandomPolicy
 from .game import Game
+from .infos import batch_info, seat_info
 from .legal import bits_to_ids
 from .observation import OBS_SIZE, observe
 from .render import emit, render_text
@@ -371,9 +374,7 @@ class DouDizhuEnv(gymnasium.Env):
         """Observation and info of the learning seat."""
         game = self.game
         mask = np.zeros(self.action_space.n, np.int8) if self._hand_over else game.legal_mask()
-        landlord = game.landlord
-        info = {"action_mask": mask.copy(), "phase": PHASE_NAMES[game.phase],
-                "role": None if landlord < 0 else ROLE_NAMES[(self.seat - landlord) % 3]}
+        info = {"action_mask": mask.copy(), **seat_info(self.seat, game.landlord, game.phase)}
         # fresh arrays: a caller writing into the observation changes nothing here
         return {"observation": game.observe(self.seat), "action_mask": mask}, info
 
@@ -499,21 +500,22 @@ class DouDizhuVectorEnv(VectorEnv):
         return obs, rewards, terminated, truncated, info
 
     def _obs_info(self) -> tuple[dict, dict]:
-        """The observations, and the info entries of the legal actions in the form of ``mask``."""
+        """The observations; the infos: the legal actions in the form of ``mask``, seat, role, phase."""
         s = self.state
         assert s is not None, "the observations of a vector env that was never reset"
         obs = {"observation": observe(s, self.seats)}
+        info = batch_info(self.seats, s.landlord, s.phase)
         if self.mask == "dense":
             mask = engine.legal_action_mask(s).view(np.int8)  # bool -> int8 without a copy
             obs["action_mask"] = mask
-            return obs, {"action_mask": mask}
+            return obs, {"action_mask": mask, **info}
         bits = engine.legal_bits(s)  # (B, W) uint64, bit a % 64 of word a // 64: the engine's own form
         if self.mask == "ids":
             ids, offsets = bits_to_ids(bits)
-            return obs, {"legal_ids": ids, "legal_offsets": offsets}
+            return obs, {"legal_ids": ids, "legal_offsets": offsets, **info}
         # the words' bytes, little-endian, are np.packbits(mask, axis=1, bitorder="little") padded to W * 8
         as_bytes = bits.astype("<u8", copy=False).view(np.uint8)
-        return obs, {"legal_bits": np.ascontiguousarray(as_bytes[:, : -(-int(s.num_actions) // 8)])}
+        return obs, {"legal_bits": np.ascontiguousarray(as_bytes[:, : -(-int(s.num_actions) // 8)]), **info}
 
     def close_extras(self, **kwargs):
         pass

@@ -15,7 +15,7 @@ from pettingzoo.test import api_test, render_test, seed_test  # noqa: E402
 from scripted_deals import BOMB  # noqa: E402
 
 import doudizhu_env  # noqa: E402
-from doudizhu_env import action_table, format_hand, parse_hand  # noqa: E402
+from doudizhu_env import action_table, format_hand, info_names, parse_hand  # noqa: E402
 from doudizhu_env.aec import env, raw_env  # noqa: E402
 from doudizhu_env.engine import IllegalActionError  # noqa: E402
 
@@ -62,9 +62,12 @@ def test_scripted_doubling_order_and_roles():
         order.append(game.agent_selection)
         game.step(table.index(name))
     assert order == ["player_2", "player_0", "player_1", "player_2", "player_0", "player_1", "player_1"]
-    roles = [game.infos[f"player_{i}"]["role"] for i in range(3)]
+    assert [game.infos[f"player_{i}"] for i in range(3)] == [  # numbers only: codes of doudizhu_env.infos
+        {"seat": 0, "role": 2, "phase": 2}, {"seat": 1, "role": 0, "phase": 2},
+        {"seat": 2, "role": 1, "phase": 2}]
+    roles = [info_names(game.infos[f"player_{i}"])["role"] for i in range(3)]
     assert roles == ["landlord_up", "landlord", "landlord_down"]
-    assert game.infos["player_0"]["phase"] == "play"
+    assert info_names(game.infos["player_0"])["phase"] == "play"
 
 
 # ------------------------------------------------------------------ PettingZoo's tests

@@ -118,7 +118,7 @@ def test_compact_mask_play_alone_through_make_vec(mask):
 def test_the_default_is_dense_and_a_bad_mask_raises():
     envs = DouDizhuVectorEnv(2)
     obs, info = envs.reset(seed=0)
-    assert envs.mask == "dense" and set(info) == {"action_mask"}
+    assert envs.mask == "dense" and set(info) == {"action_mask", "seat", "role", "phase"}
     assert set(obs) == set(envs.single_observation_space.spaces) == {"observation", "action_mask"}
     with pytest.raises(ValueError, match="mask"):
         DouDizhuVectorEnv(2, mask="sparse")

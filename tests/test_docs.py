@@ -85,3 +85,41 @@ def test_strict_build_fails_on_a_broken_link(tmp_path):
                          env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
     assert run.returncode != 0
     assert "missing.md" in run.stderr
+
+
+def test_every_snippet_on_the_pages_is_code_of_a_test():
+    """``<!-- generated: snippet NAME -->``: the page shows the lines a test runs, one block per marker."""
+    import re
+    import textwrap
+
+    tests = {path: path.read_text() for path in (ROOT / "tests").glob("test_*.py")}
+    names = []
+    for page in (ROOT / "docs").rglob("*.md"):
+        names += re.findall(r"^<!--\s*generated:\s*snippet\s+([\w-]+)\s*-->$", page.read_text(), re.MULTILINE)
+    assert {"torchrl-env", "torchrl-ppo", "rllib-env", "rllib-ppo", "tianshou", "sb3", "sb3-aec",
+            "own-loop"} <= set(names)
+    for name in names:
+        block = mkdocs_hooks.snippet(name)
+        assert block.startswith("```python\n") and block.endswith("\n```") and "# docs:" not in block
+        first = block.splitlines()[1]
+        homes = [text for text in tests.values() if f"# docs: start {name}\n" in text]
+        assert len(homes) == 1 and first.strip() in homes[0]
+        start = homes[0].index(f"# docs: start {name}\n")
+        end = homes[0].index(f"# docs: end {name}\n", start)
+        body = homes[0][start:end].split("\n", 1)[1]
+        assert textwrap.dedent(body).strip() == block[len("```python\n"):-len("\n```")].strip()
+
+
+def test_a_missing_or_unclosed_snippet_fails_the_build(tmp_path, monkeypatch):
+    from mkdocs.exceptions import PluginError
+
+    with pytest.raises(PluginError, match="snippet 'no-such-snippet'.*found them in no test file"):
+        mkdocs_hooks.render("<!-- generated: snippet no-such-snippet -->\n")
+    fake = tmp_path / "mkdocs_hooks.py"
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_x.py").write_text("def test():\n    # docs: start open\n    x = 1\n")
+    monkeypatch.setattr(mkdocs_hooks, "__file__", str(fake))
+    with pytest.raises(PluginError, match="snippet 'open'.*found them in test_x.py"):
+        mkdocs_hooks.snippet("open")
+    (tmp_path / "tests" / "test_x.py").write_text("# docs: start two\nx = 1\n# docs: end two\n")
+    assert mkdocs_hooks.snippet("two") == "```python\nx = 1\n```"

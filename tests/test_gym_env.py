@@ -15,7 +15,7 @@ from gymnasium.utils.passive_env_checker import env_reset_passive_checker, env_s
 from scripted_deals import BOMB  # noqa: E402
 
 import doudizhu_env  # noqa: E402
-from doudizhu_env import action_table, engine, format_hand, parse_hand  # noqa: E402
+from doudizhu_env import action_table, engine, format_hand, info_names, parse_hand  # noqa: E402
 from doudizhu_env.driver import legal_by_construction  # noqa: E402
 from doudizhu_env.engine import IllegalActionError  # noqa: E402
 from doudizhu_env.gym_env import DouDizhuEnv, DouDizhuVectorEnv  # noqa: E402
@@ -147,7 +147,7 @@ def run_episode(env, seed):
         obs, reward, terminated, truncated, info = env.step(masked_sample(env, obs))
         traj.append((obs["observation"].copy(), reward))
         if terminated or truncated:
-            assert not obs["action_mask"].any() and info["phase"] == "over"
+            assert not obs["action_mask"].any() and info["phase"] == engine.OVER
             return traj, info
 
 
@@ -187,7 +187,7 @@ def test_scripted_hand_through_the_single_env():
         obs, reward, terminated, truncated, info = env.step(action)
         if terminated:
             break
-        assert reward == 0 and info["role"] == "landlord"
+        assert reward == 0 and info["role"] == 0 and info_names(info)["role"] == "landlord"
     assert reward == 384 and list(info["scores"]) == BOMB.points
     for opp in opponents:  # each saw only its own hand
         for view in opp.views:

@@ -140,7 +140,7 @@ BAD = {
     "bad card": (lambda r: r["deal"]["hands"][0].__setitem__(0, "1Z"), "bad card '1Z'"),
     "card twice": (lambda r: r["deal"]["hole"].__setitem__(0, r["deal"]["hands"][0][0]), "not one deck"),
     "short hand": (lambda r: r["deal"]["hands"][1].pop(), "got sizes"),
-    "bad seat": (lambda r: r.update(first_bidder=3), "first_bidder must be a seat"),
+    "bad seat": (lambda r: r.update(first_bidder=3), "first_bidder must be 0, 1 or 2, got 3"),
     "move shape": (lambda r: r["moves"].__setitem__(0, "bid1"), r"move 0: expected \[seat, action name\]"),
     "wrong turn": (lambda r: r["moves"][0].__setitem__(0, (r["moves"][0][0] + 1) % 3), "move 0 .* turn"),
     "unknown action": (lambda r: r["moves"][_first_play(r)].__setitem__(1, "3334"), "not a canonical action"),

@@ -46,10 +46,17 @@ def one_torch_thread():
 @pytest.fixture(scope="module")
 def gym_model():
     """MaskablePPO on ``gym.make("DouDizhu-v0")``: the env's ``action_masks()`` gives the masks."""
-    env = gymnasium.make("DouDizhu-v0", reward="log_score")
-    model = MaskablePPO("MultiInputPolicy", env, **PPO_ARGS)
     start = time.perf_counter()
+    # docs: start sb3
+    import gymnasium
+    from sb3_contrib import MaskablePPO
+
+    import doudizhu_env.gym_env  # noqa: F401  (registers DouDizhu-v0)
+
+    env = gymnasium.make("DouDizhu-v0", reward="log_score")  # its action_masks() gives the masks
+    model = MaskablePPO("MultiInputPolicy", env, **PPO_ARGS)  # PPO_ARGS: n_steps 256, a [64] network
     model.learn(total_timesteps=4096)
+    # docs: end sb3
     print(f"\nMaskablePPO on DouDizhu-v0: {model.num_timesteps} steps in {time.perf_counter() - start:.1f} s")
     return model
 
@@ -199,6 +206,7 @@ def test_not_a_zip(tmp_path):
 # ------------------------------------------------------------------ the PettingZoo env, the tutorial's way
 
 
+# docs: start sb3-aec-wrapper
 class SB3ActionMaskWrapper(pettingzoo.utils.BaseWrapper, gymnasium.Env):
     """PettingZoo's SB3 tutorial wrapper: the AEC env as one single-agent Gymnasium env, one policy in
     every seat. The observation is the acting seat's vector (the mask stripped out, given by
@@ -222,16 +230,19 @@ class SB3ActionMaskWrapper(pettingzoo.utils.BaseWrapper, gymnasium.Env):
 
     def action_masks(self):
         return super().observe(self.agent_selection)["action_mask"].astype(bool)
+# docs: end sb3-aec-wrapper
 
 
 def test_maskable_ppo_trains_on_the_pettingzoo_env_and_plays_in_the_arena():
+    start = time.perf_counter()
+    # docs: start sb3-aec
     env = SB3ActionMaskWrapper(doudizhu_env.env(reward="log_score"))
     env.reset(seed=0)  # sets the spaces
     env = ActionMasker(env, lambda e: e.action_masks())  # the tutorial's masking: sb3-contrib's wrapper
-    assert env.observation_space.shape == (OBS_SIZE,) and env.action_space.n == len(action_table())
-    model = MaskablePPO("MlpPolicy", env, **PPO_ARGS)
-    start = time.perf_counter()
+    model = MaskablePPO("MlpPolicy", env, **PPO_ARGS)  # one policy in every seat
     model.learn(total_timesteps=2048)
+    # docs: end sb3-aec
+    assert env.observation_space.shape == (OBS_SIZE,) and env.action_space.n == len(action_table())
     print(f"\nMaskablePPO on the PettingZoo env (tutorial wrapper): {model.num_timesteps} steps in "
           f"{time.perf_counter() - start:.1f} s")
     assert model.num_timesteps == 2048

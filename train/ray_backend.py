@@ -30,6 +30,7 @@ import dataclasses
 import math
 import os
 import warnings
+from typing import cast
 
 import numpy as np
 import torch
@@ -110,7 +111,8 @@ class RolloutWorker:
         self.version = -1
         self._sync(weights)
         plays = OnDevice(self.model, device) if device != "cpu" else self.model
-        self.actor = Actor.from_config(plays, cfg, np.random.default_rng(seed_seq))
+        # OnDevice plays the model's part for the actor (forward, rules, cfg): typed as the model
+        self.actor = Actor.from_config(cast(DMCModel, plays), cfg, np.random.default_rng(seed_seq))
         self.chunk_size = cfg.chunk_size
 
     def pid(self) -> int:
