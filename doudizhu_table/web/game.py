@@ -26,6 +26,8 @@ from doudizhu_env.display import (
     doubling_word,
     group_moves,
     hole_ids,
+    kind_name,
+    move_words,
     multiplier_parts,
     role_label,
     score_lines,
@@ -69,7 +71,12 @@ def _cards_left(view: engine.State) -> list[int]:
 
 
 class WebGame:
-    """A hand at a web table: ``seat`` is the person's; ``agents`` maps the other seats to agents."""
+    """A hand at a web table: ``seat`` is the person's; ``agents`` maps the other seats to agents.
+
+    One request at a time: whoever calls :meth:`play`, :meth:`play_cards`, :meth:`hint` or
+    :func:`view_of` holds :attr:`lock` (the server does), so that no view or hint reads the
+    game while the agents move.
+    """
 
     def __init__(self, rules, seat: int, agents: dict, names: Sequence[str], seed: int, game_id: str):
         self.rules, self.seat, self.agents, self.names = rules, seat, agents, list(names)
@@ -104,13 +111,15 @@ class WebGame:
         if not is_int(action) or not 0 <= action < len(self.table.names):
             raise MoveError(f"an action is an id in 0..{len(self.table.names) - 1}, got {str(action)[:40]!r}")
         if int(action) not in self.legal():
-            raise MoveError(f"{self.table.names[int(action)]!r} is not a legal move now; "
-                            f"legal: {', '.join(self.table.names[a] for a in self.legal()[:12])}")
+            raise MoveError(f"{self._words(action)} is not a legal move now; "
+                            f"legal: {', '.join(self._words(a) for a in self.legal()[:12])}")
         self._step(int(action))
         self._advance()
 
     def play_cards(self, card_ids) -> None:
         """Play the cards the person clicked (ids of cards in their hand)."""
+        if self.done:
+            raise MoveError("the hand is over; start a new game")
         mine = set(suited_hand(self.state, 0, self.seat))
         if (not isinstance(card_ids, list) or len(card_ids) > MAX_CARDS
                 or not all(is_int(c) for c in card_ids)):
@@ -129,8 +138,13 @@ class WebGame:
             raise Ambiguous(f"{cards} can be played as {len(options)} moves; pick one", options)
         raise MoveError(self._why_not(cards, same))
 
+    def _words(self, action) -> str:
+        return move_words(self.rules, int(action))
+
     def _why_not(self, cards: str, same: list[int]) -> str:
         phase = int(self.state.phase[0])
+        if int(self.state.to_act[0]) != self.seat:
+            return f"it is seat {int(self.state.to_act[0])}'s turn, not yours"
         if phase != engine.PLAY:
             return f"it is time to {'bid' if phase == engine.BIDDING else 'double'}, not to play cards"
         if not same:
@@ -138,17 +152,26 @@ class WebGame:
         on = int(self.state.table_action[0])
         if on < 0:
             return f"{cards} cannot be played now"
-        return f"{cards} does not beat {self.table.names[on]}: play the same kind, higher, or a bomb; or pass"
+        return (f"{cards} does not beat {self.table.names[on]} ({kind_name(int(self.table.types[on]))}): "
+                "play the same kind, higher, or a bomb; or pass")
 
     def hint(self) -> dict:
-        """A suggested move (RuleAgent's choice on the person's view) and the legal moves by kind."""
+        """A suggested move (RuleAgent's choice on the person's view: the view names the person's
+        seat) and the legal moves by kind; none when it is not the person's turn. The caller
+        holds :attr:`lock` (a move of the agents must not change the state meanwhile)."""
         from agents.rule import RuleAgent
 
         legal = self.legal()
         if not legal:
             return {"suggestion": None, "legal": {}}
-        action = int(RuleAgent().act(seat_view(self.state, np.array([0])))[0])
+        action = int(RuleAgent().act(self.person_view())[0])
+        if action not in legal:  # cannot happen: the agent answers a legal move of the view
+            raise RuntimeError(f"the hint {action} is not one of the person's legal moves")
         return {"suggestion": self.action_json(action), "legal": group_moves(self.rules, legal)}
+
+    def person_view(self) -> engine.State:
+        """What the person's seat may see (every view built for the person names the seat)."""
+        return seat_view(self.state, np.array([0]), seats=[self.seat])
 
     def _advance(self) -> None:
         """Let the agents move until it is the person's turn or the hand is over."""
@@ -208,8 +231,15 @@ class WebGame:
             if counts[r] > 0:
                 counts[r] -= 1
                 cards.append(c)
-        kind = next(iter(group_moves(self.rules, [action])))
-        return {"id": action, "name": self.table.names[action], "kind": kind, "cards": cards}
+        return {"id": action, "name": self.table.names[action], "words": self._words(action),
+                "kind": kind_name(int(self.table.types[action])), "cards": cards}
+
+
+def outcome(points: int) -> str:
+    """The end of a hand for the person: ``you win: +4 points``, ``you lose: -2 points``."""
+    if points == 0:
+        return "no score: 0 points"
+    return f"you {'win' if points > 0 else 'lose'}: {points:+d} point{'s' if abs(points) != 1 else ''}"
 
 
 def view_of(game: WebGame) -> dict:
@@ -240,8 +270,9 @@ def view_of(game: WebGame) -> dict:
         "log": list(game.log),
     }
     if game.done:
-        names = [s["name"] for s in seats]
+        names = [f"you (seat {s})" if s == me else f"seat {s} ({game.names[s]})" for s in range(3)]
         out["result"] = {"scores": [int(x) for x in state.scores[0]], "lines": score_lines(state, 0, names),
+                         "outcome": outcome(int(state.scores[0, me])),
                          "hands": [[card_json(c) for c in suited_hand(state, 0, s)] for s in range(3)],
                          "dealt": [[card_json(c) for c in sorted(dealt_ids(state, 0, s))] for s in range(3)]}
     return out
