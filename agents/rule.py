@@ -264,7 +264,7 @@ def _min_plus(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Row-wise min-plus convolution of frontiers, kept to the slots of -12..+12."""
     out = np.full_like(a, _INF)
     for j in np.flatnonzero((b < _INF).any(axis=0)):
-        shift = j - _SPAN
+        shift = int(j) - _SPAN
         lo, hi = max(0, -shift), min(_WIDTH, _WIDTH - shift)
         target = out[:, lo + shift : hi + shift]
         np.minimum(target, a[:, lo:hi] + b[:, j : j + 1], out=target)
@@ -304,7 +304,10 @@ def bid_level(strength: float) -> int:
 
 def _bid_levels(strength: np.ndarray) -> np.ndarray:
     """:func:`bid_level` of an array of strengths: the number of thresholds each reaches."""
-    return sum((strength >= t).astype(np.int64) for t in _BID_THRESHOLDS)
+    levels = np.zeros(np.shape(strength), np.int64)
+    for t in _BID_THRESHOLDS:
+        levels += strength >= t
+    return levels
 
 
 # ----------------------------------------------------------------------------
@@ -446,7 +449,7 @@ def hand_strengths(codes) -> np.ndarray:
 # ----------------------------------------------------------------------------
 
 #: Cards per rank an unseen combination needs to beat a play of each type (0: the chain rule).
-_NEED = {CombType.SINGLE: 1, CombType.PAIR: 2, CombType.TRIPLE: 3, CombType.TRIPLE_SINGLE: 3,
+_NEED: dict[int, int] = {CombType.SINGLE: 1, CombType.PAIR: 2, CombType.TRIPLE: 3, CombType.TRIPLE_SINGLE: 3,
          CombType.TRIPLE_PAIR: 3, CombType.BOMB: 4}
 #: The rank weight of a kicker in the waste of a kicker choice: its rank, 20 more for 2s and jokers.
 _RANK_WEIGHT = np.arange(NUM_RANKS) + 20 * (np.arange(NUM_RANKS) >= _CONTROL_RANK)
@@ -483,7 +486,7 @@ def _features(rules: Rules) -> _Features:
     return _Features(
         types=types, ranks=ranks, lengths=lengths, num_cards=t.num_cards.astype(np.int64),
         code=hand_codes(t.counts), group=group, bomb=bomb,
-        control=bomb | (ranks >= _CONTROL_RANK), kick=kick, has_kick=(kick > 0).any(axis=1),
+        control=bomb | (ranks >= _CONTROL_RANK), kick=kick, has_kick=np.asarray((kick > 0).any(axis=1)),
         kick_weight=((kick > 0) * _RANK_WEIGHT).sum(axis=1),
         need=np.array([_NEED.get(int(x), 0) for x in types], dtype=np.int64),
     )

@@ -103,7 +103,7 @@ class Sessions:
     def game(self, token: str | None, game_id: str) -> WebGame:
         with self.lock:
             game = self.games.get(token) if token else None
-            if game is None or not secrets.compare_digest(game.id, str(game_id)):
+            if token is None or game is None or not secrets.compare_digest(game.id, str(game_id)):
                 raise RequestError(404, f"unknown game {str(game_id)[:40]!r}: start a new game "
                                    "(one game per browser session)")
             self._touch(token)
@@ -174,7 +174,7 @@ def _replay_game(rec: dict) -> dict:
     for state, seat, name in records.replay_states(rec):
         steps.append(_replay_step(state, seat, name, names))
         final = state
-    final = records.check_result(rec, final)
+    final = records.check_result(rec, final if final is not None else records.start_state(rec))
     steps[-1] = _replay_step(final, -1, "", names)
     labels = [f"seat {s} ({p})" for s, p in enumerate(players)]
     return {"players": players, "steps": steps, "result": {
@@ -300,7 +300,8 @@ def create_app(rules: Rules | None = None, opponents: list[str] | None = None, a
         return error_response(500, f"the server failed on this request ({type(exc).__name__}); "
                               "nothing was changed by it if it was a move; reload the game")
 
-    app = Starlette(routes=routes, exception_handlers={HTTPException: http_error, Exception: server_error})
+    handlers = {HTTPException: http_error, Exception: server_error}
+    app = Starlette(routes=routes, exception_handlers=handlers)  # type: ignore[arg-type]
     app.add_middleware(GZipMiddleware, minimum_size=4096)  # a replay's answer: about 10x smaller
     app.add_middleware(Guard, hosts=hosts or ["127.0.0.1", "localhost", "[::1]"])
     app.state.table = server
