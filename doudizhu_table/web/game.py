@@ -18,7 +18,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from doudizhu_env import engine
-from doudizhu_env.actions import BID0, DOUBLE, PASS, action_table
+from doudizhu_env.actions import action_table
 from doudizhu_env.cards import NUM_RANKS, RANK_CHARS, SUIT_CHARS, card_rank, format_hand, parse_hand
 from doudizhu_env.checks import is_int
 from doudizhu_env.display import (
@@ -38,12 +38,10 @@ from doudizhu_env.display import (
 from doudizhu_env.driver import decide
 from doudizhu_env.observation import seat_view
 
+from ..session import Event, MoveError, is_partner, move_events, opening_events
+
 #: The most cards one request may name (a hand holds at most 20).
 MAX_CARDS = 20
-
-
-class MoveError(ValueError):
-    """A move the person may not make now (the message says why and what is expected)."""
 
 
 class Ambiguous(MoveError):
@@ -192,35 +190,37 @@ class WebGame:
         return "you" if seat == self.seat else f"seat {seat} ({self.names[seat]})"
 
     def _opening(self) -> None:
-        if self.rules.bidding:
-            first = int(self.state.first_bidder[0])
-            self.log.append({"seat": first, "kind": "start", "text": f"{self._who(first)} bid first"})
-        else:
-            landlord = int(self.state.landlord[0])
-            self.log.append({"seat": landlord, "kind": "landlord",
-                             "text": f"{self._who(landlord)}: landlord (no bidding)"})
+        self.log += [self.entry_of(event) for event in opening_events(self.state)]
 
     def _say(self, before: engine.State, after: engine.State, seat: int, action: int) -> None:
-        who, phase, name = self._who(seat), int(before.phase[0]), self.table.names[action]
-        if phase == engine.BIDDING:
-            text, kind = f"{who}: {'no bid' if action == BID0 else 'bid ' + str(action - BID0)}", "bid"
-        elif phase == engine.DOUBLING:
-            word = "redouble" if seat == int(before.landlord[0]) else "double"
-            text, kind = f"{who}: {word if action == DOUBLE else 'no ' + word}", "double"
-        else:
-            text, kind = f"{who}: {name}", "pass" if action == PASS else "play"
-        self.log.append({"seat": seat, "kind": kind, "text": text, "move": name})
-        if after.redeals[0] > before.redeals[0] and not after.done[0]:
-            self.log.append({"seat": None, "kind": "redeal", "text": "nobody bid: the cards are dealt again"})
-        elif before.landlord[0] < 0 <= after.landlord[0]:
-            landlord = int(after.landlord[0])
-            hole = format_hand(after.hole[0])
-            self.log.append({"seat": landlord, "kind": "landlord", "text": f"{self._who(landlord)}: landlord "
-                             f"(base {int(after.base[0])}), takes the hole cards {hole}"})
-        if phase == engine.PLAY and action == PASS and not after.done[0] and int(after.table_action[0]) < 0:
-            leader = int(after.to_act[0])
-            self.log.append({"seat": leader, "kind": "trick", "text": f"{self._who(leader)} won the trick "
-                             "and lead" + ("" if leader == self.seat else "s")})
+        self.log += [self.entry_of(event) for event in move_events(before, after, seat, action)]
+
+    def entry_of(self, event: Event) -> dict:
+        """An event of the hand (:mod:`doudizhu_table.session`) as an entry of the page's log:
+        ``seat``, ``kind``, ``text`` and, for a move, its name (``move``)."""
+        who, seat, kind = self._who(event.seat), event.seat, event.kind
+        if kind in ("bid", "double", "pass", "play"):
+            name = self.table.names[event.action]
+            if kind == "bid":
+                text = f"{who}: {'no bid' if event.level == 0 else 'bid ' + str(event.level)}"
+            elif kind == "double":
+                word = "redouble" if event.redouble else "double"
+                text = f"{who}: {word if event.doubled else 'no ' + word}"
+            else:
+                text = f"{who}: {name}"
+            return {"seat": seat, "kind": kind, "text": text, "move": name}
+        if kind == "first_bidder":
+            return {"seat": seat, "kind": "start", "text": f"{who} bid first"}
+        if kind == "landlord" and event.at_start:
+            return {"seat": seat, "kind": "landlord", "text": f"{who}: landlord (no bidding)"}
+        if kind == "landlord":
+            hole = format_hand(np.bincount(card_rank(np.array(event.hole)), minlength=NUM_RANKS))
+            return {"seat": seat, "kind": "landlord",
+                    "text": f"{who}: landlord (base {event.base}), takes the hole cards {hole}"}
+        if kind == "redeal":
+            return {"seat": None, "kind": "redeal", "text": "nobody bid: the cards are dealt again"}
+        return {"seat": seat, "kind": "trick",
+                "text": f"{who} won the trick and lead" + ("" if seat == self.seat else "s")}
 
     def action_json(self, action: int) -> dict:
         """An action for the page: id, name, kind, and the person's cards it would play."""
@@ -251,7 +251,7 @@ def view_of(game: WebGame) -> dict:
     left = _cards_left(view)
     seats = [{"seat": s, "name": "you" if s == me else game.names[s], "role": role_label(view, s),
               "cards_left": left[s], "bid": int(view.bids[0, s]), "doubling": doubling_word(view, s),
-              "partner": s != me and landlord >= 0 and me != landlord and s != landlord,
+              "partner": is_partner(state, s, me),
               "last": next((m for t, m in reversed(trick["moves"]) if t == s), None)}
              for s in range(3)]
     on = int(view.table_action[0]) if view.phase[0] == engine.PLAY else -1

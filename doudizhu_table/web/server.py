@@ -47,7 +47,8 @@ from doudizhu_env.checks import is_int
 from doudizhu_env.display import doubling_word, hole_ids, score_lines, suited_hand, trick_of
 from doudizhu_env.rules import Rules
 
-from .game import Ambiguous, MoveError, WebGame, view_of
+from ..session import MoveError
+from .game import Ambiguous, WebGame, view_of
 
 #: The largest request body accepted (a replay file included).
 MAX_BODY = 2_000_000
