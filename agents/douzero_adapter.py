@@ -56,7 +56,7 @@ def build_model(position: str):
     torch = _torch()
     nn = torch.nn
 
-    class LstmModel(nn.Module):
+    class LstmModel(nn.Module):  # type: ignore[name-defined]  # torch is imported when a model is built
         def __init__(self, x_size: int):
             super().__init__()
             self.lstm = nn.LSTM(162, 128, batch_first=True)

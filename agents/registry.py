@@ -29,6 +29,7 @@ Specs:
 from __future__ import annotations
 
 import os
+import threading
 
 import numpy as np
 
@@ -44,11 +45,35 @@ PREFIXES = ("dmc:", "douzero:", "sb3:", "sb3-pickle:")
 PRETRAINED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "weights", "pretrained.pt")
 
 
-def make_agent(spec: str, rules: Rules | None = None, seed=0) -> Agent:
-    """The agent a spec names, seeded with ``seed`` (an int or a list of ints)."""
+class SharedModels:
+    """The models of checkpoints (DMC or PPO) loaded once per path and shared by the agents built with them.
+
+    A model's forward pass changes nothing in it, so one model may serve many agents in many
+    threads (``tests/test_shared_agents.py``); each agent keeps its own generator, so seeded
+    games stay reproducible. Holds one model per distinct path asked for (a server asks only for
+    the specs it was started with).
+    """
+
+    def __init__(self):
+        self._models: dict = {}
+        self._lock = threading.Lock()
+
+    def load(self, path: str):
+        """The model of ``path``, loaded on the first call."""
+        from .checkpoint import load_model
+
+        with self._lock:
+            if path not in self._models:
+                self._models[path] = load_model(path)
+            return self._models[path]
+
+
+def make_agent(spec: str, rules: Rules | None = None, seed=0, models: SharedModels | None = None) -> Agent:
+    """The agent a spec names, seeded with ``seed`` (an int or a list of ints); with ``models``,
+    DMC models are loaded through it (once per path, shared)."""
     rng = np.random.default_rng(seed)
     if spec.startswith("search:"):
-        return _search_agent(spec, rules, rng)
+        return _search_agent(spec, rules, rng, models)
     if spec == "random":
         return RandomAgent(rng)
     if spec == "rule":
@@ -60,7 +85,7 @@ def make_agent(spec: str, rules: Rules | None = None, seed=0) -> Agent:
 
         return RlcardRuleAgent(seed=rng)
     if spec == "pretrained":
-        return _dmc_agent(PRETRAINED, rules)
+        return _dmc_agent(PRETRAINED, rules, models)
     if spec.startswith(("sb3:", "sb3-pickle:")):
         from .sb3_adapter import SB3Agent
 
@@ -71,7 +96,7 @@ def make_agent(spec: str, rules: Rules | None = None, seed=0) -> Agent:
                              f"{len(action_table(rules))}")
         return agent
     if spec.startswith("dmc:") or (spec.endswith(".pt") and not spec.startswith("douzero:")):
-        return _dmc_agent(spec.removeprefix("dmc:"), rules)
+        return _dmc_agent(spec.removeprefix("dmc:"), rules, models)
     if spec.startswith("douzero:") or spec.endswith(".ckpt") or os.path.isdir(spec):
         from .douzero_adapter import DouZeroAgent
 
@@ -139,29 +164,31 @@ def spec_files(specs) -> list[str]:
     return list(dict.fromkeys(found))
 
 
-def check_specs(specs, rules: Rules | None = None) -> None:
+def check_specs(specs, rules: Rules | None = None, models: SharedModels | None = None) -> None:
     """Build each distinct agent of ``specs`` once, so that a bad spec or checkpoint fails before any
-    game: ``ValueError`` naming the spec and what is wrong with it."""
+    game: ``ValueError`` naming the spec and what is wrong with it. With ``models``, the models
+    loaded stay there (loaded once for the games to come)."""
     for spec in dict.fromkeys(specs):
         try:
-            make_agent(spec, rules=rules)
+            make_agent(spec, rules=rules, models=models)
         except (ValueError, OSError, ImportError) as err:
             raise ValueError(f"agent {spec!r}: {err}") from err
 
 
-def _dmc_agent(path: str, rules: Rules | None) -> Agent:
+def _dmc_agent(path: str, rules: Rules | None, models: SharedModels | None = None) -> Agent:
     """The greedy agent of a training checkpoint (``train.dmc``) by the learner that wrote it: the
     policy's weights only (a PPO file's critic is not read)."""
     from .checkpoint import load_model
     from .policy import policy_agent
 
-    model = load_model(path)
+    model = models.load(path) if models is not None else load_model(path)
     if rules is not None and action_table(rules).names != action_table(model.rules).names:
         raise ValueError(f"{path!r} was trained under rules {model.rules}; its actions differ from {rules}'s")
     return policy_agent(model, model.learner)
 
 
-def _search_agent(spec: str, rules: Rules | None, rng: np.random.Generator) -> Agent:
+def _search_agent(spec: str, rules: Rules | None, rng: np.random.Generator,
+                  models: SharedModels | None = None) -> Agent:
     """A :class:`agents.search.SearchAgent` from ``search:BASE[,key=value...]``."""
     from .search import SearchAgent, SearchConfigError, parse_spec
 
@@ -169,10 +196,10 @@ def _search_agent(spec: str, rules: Rules | None, rng: np.random.Generator) -> A
     if base_spec.startswith("search:") or "search:" in (rollout_spec or ""):
         raise SearchConfigError(f"{spec!r}: a search agent's base and rollouts cannot be search agents")
     seeds = rng.integers(0, 2**63 - 1, 5)
-    base = make_agent(base_spec, rules, seeds[0])
+    base = make_agent(base_spec, rules, seeds[0], models)
     rollout = None
     if rollout_spec is not None:
         parts = split_rollout(rollout_spec)
-        built = {p: make_agent(p, rules, seeds[1 + k]) for k, p in enumerate(dict.fromkeys(parts))}
+        built = {p: make_agent(p, rules, seeds[1 + k], models) for k, p in enumerate(dict.fromkeys(parts))}
         rollout = built[parts[0]] if len(parts) == 1 else [built[p] for p in parts]
     return SearchAgent(base, config, rollout, seed=np.random.default_rng(seeds[4]))

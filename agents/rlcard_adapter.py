@@ -28,7 +28,7 @@ import numpy as np
 
 from doudizhu_env import engine
 from doudizhu_env.actions import NUM_SPECIAL, PASS, action_table
-from doudizhu_env.rules import Rules
+from doudizhu_env.rules import TABLES_KEPT, Rules
 
 from .base import Agent
 from .rule import RuleAgent
@@ -50,7 +50,7 @@ def counts_to_rlcard(counts) -> str:
     return "".join(RLCARD_CHARS[r] * int(n) for r, n in enumerate(counts))
 
 
-@functools.cache
+@functools.lru_cache(maxsize=TABLES_KEPT)
 def _strings(rules: Rules) -> tuple[list[str], dict[str, int]]:
     """rlcard string of every action id, and string -> first action id (card actions)."""
     table = action_table(rules)

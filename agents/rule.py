@@ -43,7 +43,9 @@ frontiers, in numpy over every hand. Hands are packed into one int64 each
 (base-5 digits over the 15 ranks, :func:`hand_codes`; the code of a hand after a
 play is the hand's code minus the play's). Bids and doubles take
 :func:`hand_strength` per unique hand, cached by code in a :class:`CodeCache`
-(:func:`hand_strengths`). :func:`hand_cost` (one hand, the same computation) and
+(:func:`hand_strengths`). These caches are shared by every thread, bounded, and
+safe to share (one lock each, held only to add entries; look-ups read a snapshot),
+so one agent may serve many threads at once. :func:`hand_cost` (one hand, the same computation) and
 :func:`reference_hand_cost` (the plain search over every order of chains) give
 the same answers; the tests hold all three together.
 
@@ -56,6 +58,7 @@ move (``tests/test_rule_batched.py``).
 from __future__ import annotations
 
 import functools
+import threading
 from dataclasses import dataclass
 
 import numpy as np
@@ -82,7 +85,7 @@ from doudizhu_env.cards import (
     SMALL_JOKER,
     TWO,
 )
-from doudizhu_env.rules import Rules
+from doudizhu_env.rules import TABLES_KEPT, Rules
 
 from .base import Agent
 
@@ -143,9 +146,12 @@ _INF = 1 << 20
 _WIDTH = 2 * _SPAN + 1
 
 
-@functools.lru_cache(maxsize=200_000)
+@functools.lru_cache(maxsize=50_000)
 def _run_frontier(run: tuple) -> tuple:
-    """Fewest plays of the chainable ranks ``run`` for each surplus change (slot d + 12), as a tuple."""
+    """Fewest plays of the chainable ranks ``run`` for each surplus change (slot d + 12), as a tuple.
+
+    Memoised for the recursion over a run's sub-runs; the frontiers kept between batches are
+    :data:`_FRONTIERS`' arrays (200 bytes a run, against some 400 in this cache)."""
     out = [_INF] * _WIDTH
     if not run:
         out[_SPAN] = 0
@@ -167,29 +173,56 @@ def _relax(out: list, frontier: tuple, shift: int, plays: int) -> None:
 
 
 class _RunFrontiers:
-    """Frontiers of runs by their base-5 codes, cached in two sorted arrays (one look-up a batch)."""
+    """Frontiers of runs by their base-5 codes, cached in two sorted arrays (one look-up a batch).
 
-    def __init__(self):
+    Safe to share between threads: a look-up reads one ``(codes, rows)`` snapshot, replaced whole
+    (never changed in place) under a lock when new runs are added; past ``limit`` runs the old
+    ones are dropped.
+    """
+
+    def __init__(self, limit: int = 200_000):
+        self.limit = limit
+        self._lock = threading.Lock()
         self.clear()
 
     def clear(self) -> None:
-        self.codes = np.empty(0, np.int64)
-        self.rows = np.empty((0, _WIDTH), np.int64)
+        with self._lock:
+            self._known = (np.empty(0, np.int64), np.empty((0, _WIDTH), np.int64))
+
+    def __len__(self) -> int:
+        return len(self._known[0])
 
     def __call__(self, codes: np.ndarray) -> np.ndarray:
         """``(len(codes), _WIDTH)`` frontiers; the runs never seen are computed (:func:`_run_frontier`)."""
+        known_codes, known_rows = self._known  # one snapshot, never changed in place
         unique = np.unique(codes)
-        known = np.zeros(len(unique), bool)
-        if len(self.codes):
-            pos = np.minimum(np.searchsorted(self.codes, unique), len(self.codes) - 1)
-            known = self.codes[pos] == unique
-        new = unique[~known]
-        if len(new):
-            rows = np.array([_run_frontier(_decode(int(c))[:_SPAN]) for c in new], np.int64)
-            codes_all = np.concatenate([self.codes, new])
+        is_new = ~_found(known_codes, unique)
+        out = np.empty((len(unique), _WIDTH), np.int64)
+        out[~is_new] = known_rows[np.searchsorted(known_codes, unique[~is_new])]
+        if np.any(is_new):
+            out[is_new] = [_run_frontier(_decode(int(c))[:_SPAN]) for c in unique[is_new]]
+            self._add(unique[is_new], out[is_new])
+        return out[np.searchsorted(unique, codes)]
+
+    def _add(self, new: np.ndarray, rows: np.ndarray) -> None:
+        """Add the runs ``new`` (sorted, with their frontier ``rows``) to the cache."""
+        with self._lock:
+            codes, old_rows = self._known
+            keep = ~_found(new, codes)  # what another thread added meanwhile is kept once
+            codes, old_rows = codes[keep], old_rows[keep]
+            if len(codes) + len(new) > self.limit:
+                codes, old_rows = codes[:0], old_rows[:0]
+            codes_all = np.concatenate([codes, new])
             order = np.argsort(codes_all)
-            self.codes, self.rows = codes_all[order], np.concatenate([self.rows, rows])[order]
-        return self.rows[np.searchsorted(self.codes, codes)]
+            self._known = (codes_all[order], np.concatenate([old_rows, rows])[order])
+
+
+def _found(sorted_codes: np.ndarray, codes: np.ndarray) -> np.ndarray:
+    """Which of ``codes`` are in the sorted array ``sorted_codes``."""
+    if not len(sorted_codes):
+        return np.zeros(len(codes), bool)
+    pos = np.minimum(np.searchsorted(sorted_codes, codes), len(sorted_codes) - 1)
+    return sorted_codes[pos] == codes
 
 
 _FRONTIERS = _RunFrontiers()
@@ -231,7 +264,7 @@ def _min_plus(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Row-wise min-plus convolution of frontiers, kept to the slots of -12..+12."""
     out = np.full_like(a, _INF)
     for j in np.flatnonzero((b < _INF).any(axis=0)):
-        shift = j - _SPAN
+        shift = int(j) - _SPAN
         lo, hi = max(0, -shift), min(_WIDTH, _WIDTH - shift)
         target = out[:, lo + shift : hi + shift]
         np.minimum(target, a[:, lo:hi] + b[:, j : j + 1], out=target)
@@ -271,7 +304,10 @@ def bid_level(strength: float) -> int:
 
 def _bid_levels(strength: np.ndarray) -> np.ndarray:
     """:func:`bid_level` of an array of strengths: the number of thresholds each reaches."""
-    return sum((strength >= t).astype(np.int64) for t in _BID_THRESHOLDS)
+    levels = np.zeros(np.shape(strength), np.int64)
+    for t in _BID_THRESHOLDS:
+        levels += strength >= t
+    return levels
 
 
 # ----------------------------------------------------------------------------
@@ -304,22 +340,27 @@ class CodeCache:
     the codes found in neither are computed, once per unique code. The merge waits for
     ``max(merge_min, size / 4)`` new entries (amortised O(log size) an entry); past ``limit``
     entries the old ones are dropped.
+
+    Safe to share between threads (the module's caches serve every thread): a look-up reads one
+    snapshot of the sorted arrays, which a merge replaces whole under the lock, never in place;
+    the dict is read and written under the lock; values are computed outside it.
     """
 
     def __init__(self, compute, dtype, limit: int = 2_000_000, merge_min: int = 4096, batch: bool = False):
         self.compute, self.dtype, self.limit, self.merge_min = compute, dtype, limit, merge_min
         self.batch = batch
         """``compute`` takes a ``(K, 15)`` array of hands and returns their K values at once."""
+        self._lock = threading.Lock()
         self.clear()
 
     def clear(self) -> None:
         """Forget every entry."""
-        self.codes = np.empty(0, dtype=np.int64)
-        self.values = np.empty(0, dtype=self.dtype)
-        self.recent: dict[int, object] = {}
+        with self._lock:
+            self._sorted = (np.empty(0, dtype=np.int64), np.empty(0, dtype=self.dtype))
+            self.recent: dict[int, object] = {}
 
     def __len__(self) -> int:
-        return len(self.codes) + len(self.recent)
+        return len(self._sorted[0]) + len(self.recent)
 
     def __call__(self, codes) -> np.ndarray:
         """The values of ``codes`` (any shape), same shape."""
@@ -327,10 +368,11 @@ class CodeCache:
         flat = codes.ravel()
         out = np.empty(len(flat), dtype=self.dtype)
         found = np.zeros(len(flat), dtype=bool)
-        if len(self.codes):
-            pos = np.minimum(np.searchsorted(self.codes, flat), len(self.codes) - 1)
-            found = self.codes[pos] == flat
-            out[found] = self.values[pos[found]]
+        sorted_codes, sorted_values = self._sorted  # one snapshot, never changed in place
+        if len(sorted_codes):
+            pos = np.minimum(np.searchsorted(sorted_codes, flat), len(sorted_codes) - 1)
+            found = sorted_codes[pos] == flat
+            out[found] = sorted_values[pos[found]]
         rest = np.flatnonzero(~found)
         if len(rest):
             unique, inverse = np.unique(flat[rest], return_inverse=True)
@@ -338,41 +380,43 @@ class CodeCache:
         return out.reshape(codes.shape)
 
     def _slow(self, codes: list) -> np.ndarray:
-        """Values of codes not in the sorted arrays: from the dict, or computed into it."""
-        if self.batch:
-            return self._slow_batch(codes)
-        recent, values = self.recent, []
-        for code in codes:
-            value = recent.get(code)
-            if value is None:
-                value = recent[code] = self.compute(_decode(code))
-            values.append(value)
-        if len(recent) >= max(self.merge_min, len(self.codes) // 4):
-            self._merge()
+        """Values of codes not in the sorted arrays: from the dict, or computed (outside the lock:
+        ``compute`` is a pure function) and added to it."""
+        with self._lock:
+            values = [self.recent.get(code) for code in codes]
+        missing = [k for k, v in enumerate(values) if v is None]
+        if missing:
+            new = [codes[k] for k in missing]
+            if self.batch:
+                hands = np.asarray(new, dtype=np.int64)[:, None] // _POW5[None, :] % 5
+                computed = self.compute(hands).tolist()
+            else:
+                computed = [self.compute(_decode(code)) for code in new]
+            for k, value in zip(missing, computed, strict=True):
+                values[k] = value
+            self._add(dict(zip(new, computed, strict=True)))
         return np.asarray(values, dtype=self.dtype)
 
-    def _slow_batch(self, codes: list) -> np.ndarray:
-        """:meth:`_slow` with one call of a batch ``compute`` for every code in neither place."""
-        recent = self.recent
-        values = np.array([recent.get(c, -1) for c in codes], dtype=self.dtype)
-        missing = [k for k, c in enumerate(codes) if c not in recent]
-        if missing:
-            new = np.asarray(codes, dtype=np.int64)[missing]
-            values[missing] = self.compute(new[:, None] // _POW5[None, :] % 5)
-            recent.update(zip(new.tolist(), values[missing].tolist(), strict=True))
-        if len(recent) >= max(self.merge_min, len(self.codes) // 4):
-            self._merge()
-        return values
+    def _add(self, entries: dict) -> None:
+        """Put ``entries`` in the dict, merging it into the sorted arrays now and then."""
+        with self._lock:
+            self.recent.update(entries)
+            if len(self.recent) >= max(self.merge_min, len(self._sorted[0]) // 4):
+                self._merge()
 
     def _merge(self) -> None:
-        """Move the dict's entries into the sorted arrays (dropping the old ones past ``limit``)."""
+        """Move the dict's entries into new sorted arrays (dropping the old ones past ``limit``);
+        called with the lock held."""
+        codes, values = self._sorted
         new_codes = np.fromiter(self.recent.keys(), dtype=np.int64, count=len(self.recent))
         new_values = np.fromiter(self.recent.values(), dtype=self.dtype, count=len(self.recent))
-        if len(self) > self.limit:
-            self.codes, self.values = self.codes[:0], self.values[:0]
-        codes = np.concatenate([self.codes, new_codes])
+        keep = ~_found(np.sort(new_codes), codes)  # what the dict holds again is kept once
+        codes, values = codes[keep], values[keep]
+        if len(codes) + len(new_codes) > self.limit:
+            codes, values = codes[:0], values[:0]
+        codes = np.concatenate([codes, new_codes])
         order = np.argsort(codes)
-        self.codes, self.values = codes[order], np.concatenate([self.values, new_values])[order]
+        self._sorted = (codes[order], np.concatenate([values, new_values])[order])
         self.recent = {}
 
 
@@ -405,7 +449,7 @@ def hand_strengths(codes) -> np.ndarray:
 # ----------------------------------------------------------------------------
 
 #: Cards per rank an unseen combination needs to beat a play of each type (0: the chain rule).
-_NEED = {CombType.SINGLE: 1, CombType.PAIR: 2, CombType.TRIPLE: 3, CombType.TRIPLE_SINGLE: 3,
+_NEED: dict[int, int] = {CombType.SINGLE: 1, CombType.PAIR: 2, CombType.TRIPLE: 3, CombType.TRIPLE_SINGLE: 3,
          CombType.TRIPLE_PAIR: 3, CombType.BOMB: 4}
 #: The rank weight of a kicker in the waste of a kicker choice: its rank, 20 more for 2s and jokers.
 _RANK_WEIGHT = np.arange(NUM_RANKS) + 20 * (np.arange(NUM_RANKS) >= _CONTROL_RANK)
@@ -429,7 +473,7 @@ class _Features:
     need: np.ndarray  # see _NEED
 
 
-@functools.cache
+@functools.lru_cache(maxsize=TABLES_KEPT)
 def _features(rules: Rules) -> _Features:
     """The :class:`_Features` of ``rules``' action table (built once per configuration)."""
     t = action_table(rules)
@@ -442,7 +486,7 @@ def _features(rules: Rules) -> _Features:
     return _Features(
         types=types, ranks=ranks, lengths=lengths, num_cards=t.num_cards.astype(np.int64),
         code=hand_codes(t.counts), group=group, bomb=bomb,
-        control=bomb | (ranks >= _CONTROL_RANK), kick=kick, has_kick=(kick > 0).any(axis=1),
+        control=bomb | (ranks >= _CONTROL_RANK), kick=kick, has_kick=np.asarray((kick > 0).any(axis=1)),
         kick_weight=((kick > 0) * _RANK_WEIGHT).sum(axis=1),
         need=np.array([_NEED.get(int(x), 0) for x in types], dtype=np.int64),
     )

@@ -48,6 +48,7 @@ import numpy as np
 from gymnasium import spaces
 
 from doudizhu_env import engine
+from doudizhu_env.actions import action_table
 from doudizhu_env.checks import is_int, short
 from doudizhu_env.files import check_input, read_bounded
 from doudizhu_env.observation import OBS_SIZE, observe
@@ -147,7 +148,7 @@ def _spaces(path: str, settings: dict) -> tuple[spaces.Space, spaces.Discrete, b
         n = int(act["n"])
     except (KeyError, TypeError, ValueError):
         raise ValueError(f"{path!r}: its action space has no size 'n' ({short(act.get('n'))})") from None
-    sizes = {name: observation_space(name)["action_mask"].shape[0] for name in ("standard", "douzero")}
+    sizes = {name: len(action_table(name)) for name in ("standard", "douzero")}  # the mask's length
     rules = next((name for name, size in sizes.items() if size == n), None)
     if rules is None:
         raise ValueError(f"{path!r}: its policy has {n} actions; the rules presets have "
@@ -201,7 +202,7 @@ def load_policy(path: str):
     kwargs = _policy_kwargs(path, settings)
     policy_class = MaskableMultiInputActorCriticPolicy if is_dict else MaskableActorCriticPolicy
     try:
-        policy = policy_class(obs_space, act_space, lr_schedule=lambda _: 0.0, **kwargs)
+        policy = policy_class(obs_space, act_space, lr_schedule=lambda _: 0.0, **kwargs)  # type: ignore[arg-type]
     except (TypeError, ValueError) as err:
         raise ValueError(f"{path!r}: its policy_kwargs {short(kwargs)} do not build a policy: "
                          f"{short(str(err), 160)}") from None

@@ -52,6 +52,11 @@ full states and states with the hidden hands swapped and check it decides the
 same. Deterministic for a seed, unless ``time_limit`` is set (then the number
 of worlds rolled out depends on the clock).
 
+**Threads.** An agent draws its worlds from its own generator: give each thread
+(each game) its own agent. What agents share, RuleAgent's caches and a DMC
+model, is safe to share; ``tests/test_shared_agents.py`` plays seeded hands in
+threads and finds one thread's moves.
+
 Agent specs (:func:`agents.registry.make_agent`): ``search:BASE`` with
 options after commas, e.g. ``search:rule``, ``search:pretrained,rollout=rule``,
 ``search:rule,worlds=32,candidates=12,samples=128,inference=none,time=0.5``

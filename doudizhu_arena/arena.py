@@ -35,11 +35,13 @@ import multiprocessing as mp
 import os
 import signal
 import sys
-from collections.abc import Callable, Iterable, Iterator, Sequence, Sized
+from collections.abc import Callable, Generator, Iterable, Sequence, Sized
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
+from agents.base import Agent
 from doudizhu_env import engine
 from doudizhu_env.driver import play_out
 from doudizhu_env.engine import ROLE_NAMES, Deal, role_of
@@ -111,7 +113,7 @@ def load_deals(path: str) -> list[Deal]:
 # ----------------------------------------------------------------------------
 
 
-def seatings(lineup: Sequence[str], duplicate: str = "rotate") -> list[tuple[str, str, str]]:
+def seatings(lineup: Sequence[str], duplicate: str = "rotate") -> list[tuple[str, ...]]:
     """The line-ups every deal is played with (position -> agent spec)."""
     lineup = tuple(lineup)
     if len(lineup) != 3:
@@ -152,7 +154,7 @@ class ChunkResult:
 class ArenaConfig:
     """Everything a worker needs to play a chunk (picklable)."""
 
-    lineup: tuple[str, str, str]
+    lineup: tuple[str, ...]  # three specs
     rules: Rules
     duplicate: str = "rotate"
     seed: int = 0
@@ -230,7 +232,7 @@ def _chunk_records(cfg: ArenaConfig, chunk: int, state: engine.State, seat_agent
     return records_from_state(state, players=players, meta=meta)
 
 
-def default_factory(spec: str, rules: Rules, seed) -> object:
+def default_factory(spec: str, rules: Rules, seed) -> Agent:
     """Build an agent from its spec (see :func:`agents.registry.make_agent`)."""
     from agents.registry import make_agent
 
@@ -277,7 +279,7 @@ def run_arena(
     jobs = chunk_jobs(cfg, deals)
     results = _run_jobs(jobs, workers, progress, len(deals), pool)
     if record is not None:
-        save_records((rec for r in results for rec in r.records), record, append=True)
+        save_records((rec for r in results for rec in r.records or ()), record, append=True)
     report = summarize(results, cfg.names)
     report["config"] = {"lineup": list(lineup), "rules": rules.to_dict(), "duplicate": duplicate,
                         "seed": seed,
@@ -315,7 +317,8 @@ def _worker_start() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def play_chunks(jobs: Iterable, workers: int = 1, pool: Callable | None = None) -> Iterator[ChunkResult]:
+def play_chunks(jobs: Iterable, workers: int = 1,
+                pool: Callable | None = None) -> Generator[ChunkResult, None, None]:
     """The results of jobs like :func:`chunk_jobs`' (a list, or any iterable), in their order, as each
     is played: by ``pool`` (see :func:`run_arena`), else in this process (``workers`` 1) or a local
     pool of ``workers`` processes (stopped when the iterator is closed)."""
@@ -393,8 +396,9 @@ def summarize(results: list[ChunkResult], names: list[str]) -> dict:
     a, ro, sc = agents.ravel(), roles.ravel(), scores.ravel().astype(np.float64)
     bids = np.concatenate([r.bids for r in results]).ravel()
     win = (sc > 0).astype(np.float64)
-    out = {"agents": {}, "truncated": int(np.concatenate([r.truncated for r in results]).sum()),
-           "decisions": int(sum(r.decisions for r in results))}
+    out: dict[str, Any] = {"agents": {},
+                           "truncated": int(np.concatenate([r.truncated for r in results]).sum()),
+                           "decisions": int(sum(r.decisions for r in results))}
     for k, name in enumerate(names):
         entry = {}
         for role, mask in [("all", a == k)] + [(ROLE_NAMES[j], (a == k) & (ro == j)) for j in range(3)]:

@@ -38,7 +38,8 @@ from doudizhu_arena.arena import (
     save_deals,
     seatings,
 )
-from doudizhu_arena.cluster import BACKENDS, ClusterUnreachable, import_ray
+from doudizhu_arena.cluster import ClusterUnreachable
+from doudizhu_arena.options import add_fixed_landlord, add_play_options, exit_error, prepare_backend
 from doudizhu_arena.ray_arena import chunk_pool
 from doudizhu_env.checks import check_seed
 from doudizhu_env.files import atomic_write, check_outputs
@@ -54,17 +55,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seats", nargs=3, metavar="AGENT", help="three agent specs, positions 0 1 2")
     p.add_argument("--games", type=int, default=1000, help="number of deals (default 1000)")
     p.add_argument("--rules", default="standard", help="rules preset: standard or douzero")
-    p.add_argument("--fixed-landlord", action="store_true", help="no bidding: the deal gives the landlord")
+    add_fixed_landlord(p)
     p.add_argument("--duplicate", choices=DUPLICATE_MODES, default="rotate")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--workers", type=int, help="processes (default 1), or with --backend ray the chunks "
-                   "played at once (default: the cluster's CPUs); results do not depend on it")
-    p.add_argument("--backend", choices=BACKENDS, default="local",
-                   help="where the chunks are played: local (this process or --workers processes, the "
-                        "default) or ray (Ray tasks over a cluster; needs pip install -e '.[ray]')")
-    p.add_argument("--ray-address", default="", help="with --backend ray, the cluster: auto (the one "
-                   "`ray start` started here) or HOST:PORT; default: a local Ray instance for this run")
-    p.add_argument("--chunk-size", type=int, default=200, help="deals per chunk (results depend on it)")
+    add_play_options(p, chunk_size=200)
     p.add_argument("--deals", help="load deals from this JSON file instead of shuffling")
     p.add_argument("--save-deals", help="write the deals played to this JSON file (replaced if it exists)")
     p.add_argument("--json", help="write the report to this JSON file (replaced if it exists)")
@@ -122,10 +115,9 @@ def main(argv=None) -> dict:
         deals = read_deals(args.deals) if args.deals else make_deals(args.seed, args.games, rules,
                                                                        args.chunk_size)
         check_specs(lineup, rules)
-        if args.backend == "ray":
-            import_ray()
+        prepare_backend(args)
     except (ValueError, OSError, ImportError) as err:
-        parser.exit(2, f"{parser.prog}: error: {' '.join(str(err).split())}\n")
+        exit_error(parser, err)
     if args.save_deals:
         save_deals(deals, args.save_deals)
     start = time.perf_counter()
@@ -135,7 +127,7 @@ def main(argv=None) -> dict:
                                workers=args.workers or 1, chunk_size=args.chunk_size,
                                progress=not args.no_progress, record=args.record, pool=pool)
     except ClusterUnreachable as err:
-        parser.exit(2, f"{parser.prog}: error: --ray-address: {' '.join(str(err).split())}\n")
+        exit_error(parser, err, "--ray-address")
     elapsed = time.perf_counter() - start
     report["timing"] = {"seconds": elapsed, "deals_per_s": len(deals) / elapsed,
                         "games_per_s": report["config"]["games"] / elapsed,

@@ -51,7 +51,7 @@ import numbers
 import re
 import sys
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -61,7 +61,8 @@ from doudizhu_env.files import atomic_write, check_outputs, echo
 from doudizhu_env.rules import Rules
 
 from .arena import ArenaConfig, chunk_deals, lead_values, mean_ci, one_thread, play_chunks
-from .cluster import BACKENDS, ClusterUnreachable, import_ray
+from .cluster import ClusterUnreachable
+from .options import add_fixed_landlord, add_play_options, exit_error, prepare_backend
 from .ray_arena import chunk_pool
 
 DECISIONS = ("H0", "H1", "inconclusive")
@@ -224,7 +225,7 @@ def _configs(candidate: str, baseline: str, reference: str | None, rules: Rules,
 
 def deal_values(candidate: str, baseline: str, rules: Rules, *, reference: str | None = None, seed: int = 0,
                 chunk_size: int = 100, max_deals: int = 50_000, workers: int = 1, pool=None,
-                agent_factory: Callable | None = None) -> Iterator[np.ndarray]:
+                agent_factory: Callable | None = None) -> Generator[np.ndarray, None, None]:
     """Per chunk of deals, the values ``x`` (see the module docstring), chunk after chunk."""
     cfgs = _configs(candidate, baseline, reference, rules, seed, chunk_size, agent_factory)
     chunks = math.ceil(max_deals / chunk_size)
@@ -289,13 +290,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--h1", type=float, default=0.1, help="ADP difference under H1 (default 0.1)")
     p.add_argument("--alpha", type=float, default=0.05, help="chance of accepting H1 when H0 holds")
     p.add_argument("--beta", type=float, default=0.05, help="chance of accepting H0 when H1 holds")
-    p.add_argument("--fixed-landlord", action="store_true", help="no bidding: the deal gives the landlord")
+    add_fixed_landlord(p)
     p.add_argument("--max-deals", type=int, default=50_000, help="stop undecided after this many deals")
-    p.add_argument("--chunk-size", type=int, default=100, help="deals between looks (results depend on it)")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--workers", type=int, help="processes (default 1); the result does not depend on it")
-    p.add_argument("--backend", choices=BACKENDS, default="local", help="local processes or Ray tasks")
-    p.add_argument("--ray-address", default="", help="with --backend ray: auto or HOST:PORT")
+    add_play_options(p, chunk_size=100, chunk_help="deals between looks")
     p.add_argument("--json", help="write the result here (replaced if it exists)")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
     return p
@@ -344,10 +341,9 @@ def main(argv=None) -> SPRTResult:
     rules = Rules.preset("standard", bidding=not args.fixed_landlord)
     try:
         config = check_args(args, rules)
-        if args.backend == "ray":
-            import_ray()
+        prepare_backend(args)
     except (ValueError, OSError, ImportError) as err:
-        parser.exit(2, f"{parser.prog}: error: {' '.join(str(err).split())}\n")
+        exit_error(parser, err)
     except KeyboardInterrupt:  # while the agents load
         parser.exit(130, f"{parser.prog}: interrupted by Ctrl-C before the first game: nothing played\n")
     echo(f"SPRT: is {args.candidate} better than {args.baseline}"
@@ -362,7 +358,7 @@ def main(argv=None) -> SPRTResult:
                                      max_deals=args.max_deals, workers=args.workers or 1, pool=pool,
                                      on_batch=None if args.quiet else _progress())
     except ClusterUnreachable as err:
-        parser.exit(2, f"{parser.prog}: error: --ray-address: {' '.join(str(err).split())}\n")
+        exit_error(parser, err, "--ray-address")
     except KeyboardInterrupt:
         parser.exit(130, f"{parser.prog}: interrupted by Ctrl-C: no decision, nothing written (the test "
                          "keeps no partial results); run the same command again to start it over (same "

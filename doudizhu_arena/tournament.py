@@ -55,6 +55,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -80,7 +81,8 @@ from .arena import (
     play_chunks,
     progress_bar,
 )
-from .cluster import BACKENDS, ClusterUnreachable, import_ray
+from .cluster import ClusterUnreachable
+from .options import add_play_options, exit_error, prepare_backend
 from .ray_arena import chunk_pool
 
 MODES = ("fixed", "bidding")
@@ -197,6 +199,7 @@ class CellCache:
                 "files": [spec_fingerprint(agent), spec_fingerprint(opponent)]}
 
     def path(self, key: dict) -> str:
+        assert self.folder is not None, "a cell's path asked of a cache without a folder"
         digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:20]
         return os.path.join(self.folder, f"{key['mode']}-{digest}.json")
 
@@ -312,7 +315,7 @@ def play_tournament(agents: Sequence[str], num_deals: int = 2000, modes: Sequenc
     store = CellCache(cache)
     keys = {(m, a, b): store.key(m, a, b, seed, num_deals, chunk_size) for m in modes for a in agents
             for b in agents}
-    cells = {k: store.load(key) for k, key in keys.items()}
+    cells: dict[tuple, Any] = {k: store.load(key) for k, key in keys.items()}
     todo = [keys[k] for k, c in cells.items() if c is None]
     store.check_writable(todo)  # now, not after every game
     for line in store.invalid:
@@ -324,10 +327,10 @@ def play_tournament(agents: Sequence[str], num_deals: int = 2000, modes: Sequenc
                            progress=progress, on_cell=store.save):
         cells[(cell.mode, cell.agent, cell.opponent)] = cell
     rng = np.random.default_rng([seed, 7])
-    report = {"agents": agents, "config": {"deals": num_deals, "seed": seed, "chunk_size": chunk_size,
-                                           "modes": modes, "cache": cache},
-              "played": len(todo), "cached": len(keys) - len(todo), "invalid_cache": store.invalid,
-              "seconds": time.perf_counter() - start, "modes": {}}
+    config = {"deals": num_deals, "seed": seed, "chunk_size": chunk_size, "modes": modes, "cache": cache}
+    report: dict[str, Any] = {"agents": agents, "config": config, "played": len(todo),
+                              "cached": len(keys) - len(todo), "invalid_cache": store.invalid,
+                              "seconds": time.perf_counter() - start, "modes": {}}
     for m in modes:
         grid = [[cells[(m, a, b)] for b in agents] for a in agents]
         report["modes"][m] = {"cells": {a: {b: grid[i][j].figures() for j, b in enumerate(agents)}
@@ -398,7 +401,7 @@ def fit_ratings(grid: list[list[Cell]], agents: Sequence[str], rng: np.random.Ge
         pick = rng.integers(0, n, n)
         boot_adp.append(adp_ratings(score[:, :, pick].mean(-1)))
         boot_elo.append(elo_ratings(win[:, :, pick].sum(-1), games))
-    out = {}
+    out: dict[str, dict] = {}
     for i, a in enumerate(agents):
         out[a] = {}
         for name, point, boot in (("adp", adp, boot_adp), ("elo", elo, boot_elo)):
@@ -511,13 +514,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="agent specs (agents.registry), each once; at least two")
     p.add_argument("--deals", type=int, default=2000, help="deals per cell (default 2000)")
     p.add_argument("--modes", nargs="+", choices=MODES, default=list(MODES), help="default: both")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--workers", type=int, help="processes (default 1), or with --backend ray the chunks "
-                   "played at once; results do not depend on it")
-    p.add_argument("--backend", choices=BACKENDS, default="local", help="local processes or Ray tasks")
-    p.add_argument("--ray-address", default="", help="with --backend ray: auto or HOST:PORT (default: a "
-                   "local Ray instance)")
-    p.add_argument("--chunk-size", type=int, default=200, help="deals per chunk (results depend on it)")
+    add_play_options(p, chunk_size=200)
     p.add_argument("--cache", default=os.path.join("runs", "tournament-cache"),
                    help="folder of finished cells, reused by later runs (default runs/tournament-cache)")
     p.add_argument("--no-cache", action="store_true", help="play every cell, keep none")
@@ -584,10 +581,9 @@ def main(argv=None) -> dict:
         one_thread()
         for mode in args.modes:
             check_specs(args.agents, mode_rules(mode))
-        if args.backend == "ray":
-            import_ray()
+        prepare_backend(args)
     except (ValueError, OSError, ImportError) as err:
-        parser.exit(2, f"{parser.prog}: error: {' '.join(str(err).split())}\n")
+        exit_error(parser, err)
     except KeyboardInterrupt:  # while the agents load
         parser.exit(130, f"{parser.prog}: interrupted by Ctrl-C before the first game: nothing played\n")
     cache = None if args.no_cache else args.cache
@@ -597,8 +593,7 @@ def main(argv=None) -> dict:
                                      chunk_size=args.chunk_size, workers=args.workers or 1, cache=cache,
                                      pool=pool, progress=not args.no_progress, bootstrap=args.bootstrap)
     except (ClusterUnreachable, OutputPathError) as err:
-        where = "--ray-address: " if isinstance(err, ClusterUnreachable) else ""
-        parser.exit(2, f"{parser.prog}: error: {where}{' '.join(str(err).split())}\n")
+        exit_error(parser, err, "--ray-address" if isinstance(err, ClusterUnreachable) else "")
     except KeyboardInterrupt:
         parser.exit(130, f"{parser.prog}: {_interrupted(cache)}\n")
     written = write_outputs(args, report)

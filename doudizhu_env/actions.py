@@ -66,7 +66,7 @@ from .cards import (
     format_hand,
     parse_hand,
 )
-from .rules import Rules, resolve_rules
+from .rules import TABLES_KEPT, Rules, resolve_rules
 
 
 class CombType(enum.IntEnum):
@@ -340,7 +340,7 @@ class ActionTable:
         raise ValueError(f"{name!r} has several readings {options}; give the canonical name of one")
 
 
-@functools.cache
+@functools.lru_cache(maxsize=TABLES_KEPT)
 def _table(rules: Rules) -> ActionTable:
     return ActionTable(rules)
 

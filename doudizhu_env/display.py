@@ -174,9 +174,28 @@ def group_moves(rules: Rules, actions) -> dict[str, list[str]]:
     table = action_table(rules)
     groups: dict[str, list[str]] = {}
     for a in actions:
-        kind = CombType(int(table.types[a])).name.lower().replace("_", " ")
-        groups.setdefault(kind, []).append(table.names[int(a)])
+        groups.setdefault(kind_name(int(table.types[a])), []).append(table.names[int(a)])
     return groups
+
+
+#: Combination types as ``docs/rules.md`` names them (the others: the enum name, lower case).
+_KIND_NAMES = {CombType.TRIPLE_SINGLE: "triple + single", CombType.TRIPLE_PAIR: "triple + pair",
+               CombType.PLANE_SINGLES: "plane + singles", CombType.PLANE_PAIRS: "plane + pairs",
+               CombType.FOUR_TWO_SINGLES: "four + two singles", CombType.FOUR_TWO_PAIRS: "four + two pairs"}
+
+
+def kind_name(comb_type: int) -> str:
+    """A combination type's name as the rules page gives it (``pair sequence``, ``triple + single``)."""
+    kind = CombType(comb_type)
+    return _KIND_NAMES.get(kind, kind.name.lower().replace("_", " "))
+
+
+def move_words(rules: Rules, action: int) -> str:
+    """An action in words: ``no bid``, ``bid 2``, ``double``, ``no double``, ``pass``, or the cards."""
+    name = action_table(rules).names[int(action)]
+    if name.startswith("bid"):
+        return "no bid" if name == "bid0" else f"bid {name[3:]}"
+    return name.replace("_", " ")
 
 
 def multiplier_parts(state: engine.State, game: int = 0) -> list[str]:

@@ -80,7 +80,7 @@ from .observation import (
     card_bits,
     piece_slice,
 )
-from .rules import Rules, resolve_rules
+from .rules import TABLES_KEPT, Rules, resolve_rules
 from .shuffle import draw_seat_one, shuffled_deal_one
 
 # rows of Game.cards (rank counts): the hands by seat, the cards played by seat, the hole cards, a row
@@ -170,7 +170,7 @@ def _select_bit(value: int, k: int) -> int:
     return (value & -value).bit_length() - 1
 
 
-@functools.cache
+@functools.lru_cache(maxsize=TABLES_KEPT)
 def _lookups(rules: Rules) -> _Lookups:
     return _Lookups(rules)
 

@@ -36,7 +36,7 @@ import functools
 import numpy as np
 
 from .actions import NUM_SPECIAL, PASS, ActionTable, action_table
-from .rules import Rules
+from .rules import TABLES_KEPT, Rules
 
 _BLOCKS = np.arange(15).reshape(5, 3)
 _WINDOW = 4  # words computed for a narrow follow (see LegalTables.follow_bits)
@@ -161,7 +161,7 @@ class LegalTables:
         return out
 
 
-@functools.cache
+@functools.lru_cache(maxsize=TABLES_KEPT)
 def _tables(rules: Rules) -> LegalTables:
     return LegalTables(action_table(rules))
 

@@ -22,6 +22,9 @@ from dataclasses import dataclass
 #: The largest ``redeal_limit``: the engine counts redeals in 16 bits, and a hand redealt a thousand
 #: times (every seat passing each time) is already a broken bidding policy.
 MAX_REDEAL_LIMIT = 1000
+#: Rules configurations whose tables (actions, legal moves, agents' features) are kept built at
+#: once; tables of others are built again when needed (each table set is several MB).
+TABLES_KEPT = 8
 
 
 @dataclass(frozen=True)

@@ -60,6 +60,8 @@ from doudizhu_env.driver import decide
 from doudizhu_env.files import check_outputs
 from doudizhu_env.rules import Rules
 
+from .session import Event, MoveError, is_partner, move_events, opening_events
+
 QUIT_WORDS = ("quit", "exit")
 HINT_WORDS = ("?", "hint", "hints")
 HELP_WORDS = ("help", "h")
@@ -80,10 +82,6 @@ class Quit(Exception):
     def __init__(self, state: engine.State | None = None):
         super().__init__("the person left the table")
         self.state = state
-
-
-class MoveError(ValueError):
-    """A move the person typed that cannot be played (the message says why)."""
 
 
 # ----------------------------------------------------------------------------
@@ -302,20 +300,15 @@ class Table:
             self.write(f"  hole cards: {s.cards(hole_ids(state))}")
         if state.phase[0] == engine.PLAY:
             on, by = int(state.table_action[0]), int(state.table_seat[0])
-            partner = ", your partner" if self._partner(state, by) else ""
+            partner = ", your partner" if is_partner(state, by, self.seat) else ""
             self.write("  you lead: play any combination" if on < 0 else
                        f"  to beat: {s(self.table.names[on], 'bold')} by {self.seat_label(by)}{partner}")
         mine = suited_hand(state, 0, self.seat)
         self.write(f"  your hand ({len(mine)}): {s.cards(mine)}")
 
-    def _partner(self, state: engine.State, seat: int) -> bool:
-        """Whether ``seat`` is the person's fellow farmer."""
-        landlord = int(state.landlord[0])
-        return seat != self.seat and landlord >= 0 and landlord not in (seat, self.seat)
-
     def _seat_line(self, state: engine.State, seat: int, last: str | None) -> str:
         s = self.style
-        role = role_label(state, seat) + (" (partner)" if self._partner(state, seat) else "")
+        role = role_label(state, seat) + (" (partner)" if is_partner(state, seat, self.seat) else "")
         cards = int(state.hands[0, seat].sum())
         bid = int(state.bids[0, seat])
         dbl = doubling_word(state, seat) or ""
@@ -336,30 +329,33 @@ class Table:
 
     def announce(self, before: engine.State, after: engine.State, seat: int, action: int) -> None:
         """Say what a seat did, and what followed (the landlord, a redeal, a cleared table)."""
-        s, who, name = self.style, self.seat_label(seat), self.table.names[action]
-        phase = int(before.phase[0])
-        if phase == engine.BIDDING:
-            self.write(f"  {who}: {'no bid' if action == BID0 else 'bid ' + str(action - BID0)}")
-        elif phase == engine.DOUBLING:
-            word = "redouble" if seat == before.landlord[0] else "double"
-            self.write(f"  {who}: {word if action == DOUBLE else 'no ' + word}")
-        elif action == PASS:
-            self.write(s(f"  {who}: pass", "dim"))
-        else:
-            left = int(after.hands[0, seat].sum())
-            self.write(f"  {who}: {s(name, 'bold')}  ({left} card{'s' * (left != 1)} left)")
-        if after.redeals[0] > before.redeals[0] and not after.done[0]:
-            first = int(after.to_act[0])
-            self.write(s(f"  nobody bid: the cards are dealt again; {self.seat_label(first)} "
-                         f"{self.verb(first, 'bid')} first", "yellow"))
-        elif before.landlord[0] < 0 <= after.landlord[0]:
-            landlord = int(after.landlord[0])
-            self.write(s(f"  {self.seat_label(landlord)} {self.verb(landlord, 'be')} the landlord (base "
-                         f"{int(after.base[0])}); hole cards {s.cards(hole_ids(after))}", "bold"))
-        elif phase == engine.PLAY and action == PASS and not after.done[0] and after.table_action[0] < 0:
-            leader = int(after.to_act[0])
-            self.write(s(f"  -- trick over: {self.seat_label(leader)} won it and "
-                         f"{self.verb(leader, 'lead')} --", "yellow"))
+        for event in move_events(before, after, seat, action):
+            self.write(self.line_of(event))
+
+    def line_of(self, event: Event) -> str:
+        """An event of the hand (:mod:`doudizhu_table.session`) as the terminal says it."""
+        s, who, seat = self.style, self.seat_label(event.seat), event.seat
+        if event.kind == "bid":
+            return f"  {who}: {'no bid' if event.level == 0 else 'bid ' + str(event.level)}"
+        if event.kind == "double":
+            word = "redouble" if event.redouble else "double"
+            return f"  {who}: {word if event.doubled else 'no ' + word}"
+        if event.kind == "pass":
+            return s(f"  {who}: pass", "dim")
+        if event.kind == "play":
+            left, name = event.cards_left, self.table.names[event.action]
+            return f"  {who}: {s(name, 'bold')}  ({left} card{'s' * (left != 1)} left)"
+        if event.kind == "redeal":
+            again = "nobody bid: the cards are dealt again"
+            return s(f"  {again}; {who} {self.verb(seat, 'bid')} first", "yellow")
+        if event.kind == "landlord" and event.at_start:
+            return f"{self.header}: {who} {self.verb(seat, 'be')} the landlord (no bidding)"
+        if event.kind == "landlord":
+            return s(f"  {who} {self.verb(seat, 'be')} the landlord (base {event.base}); hole cards "
+                     f"{s.cards(list(event.hole))}", "bold")
+        if event.kind == "first_bidder":
+            return f"{self.header}: {who} {self.verb(seat, 'bid')} first"
+        return s(f"  -- trick over: {who} won it and {self.verb(seat, 'lead')} --", "yellow")
 
     # -- a hand --------------------------------------------------------------
 
@@ -383,13 +379,8 @@ class Table:
         return state
 
     def _opening(self, state: engine.State) -> None:
-        if self.rules.bidding:
-            first = int(state.first_bidder[0])
-            self.write(f"{self.header}: {self.seat_label(first)} {self.verb(first, 'bid')} first")
-        else:
-            landlord = int(state.landlord[0])
-            self.write(f"{self.header}: {self.seat_label(landlord)} {self.verb(landlord, 'be')} the landlord "
-                       "(no bidding)")
+        for event in opening_events(state):
+            self.write(self.line_of(event))
 
     def finish(self, state: engine.State) -> None:
         """The final score of the hand and how it was made."""
@@ -423,7 +414,8 @@ def play_session(table: Table, seed: int, hands: int, record: str | None = None)
         try:
             state = table.play_hand(state)
         except Quit as q:
-            _tally(table, q.state, totals, k + 1, record, players, seed)
+            if q.state is not None:
+                _tally(table, q.state, totals, k + 1, record, players, seed)
             raise
         _tally(table, state, totals, k + 1, record, players, seed)
         if k + 1 < hands:

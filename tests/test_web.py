@@ -312,7 +312,185 @@ def test_cards_with_several_readings_ask_which_move():
     server = TableServer(rules, ["rule"], agent_factory=lambda spec, seed: RuleAgent())
     with pytest.raises(Exception) as answer:
         server.move(game, {"cards": ids})
-    assert answer.value.status == 409 and len(answer.value.options) == 3
+    assert answer.value.status == 409 and len(answer.value.extra["options"]) == 3
     game.play(err.value.options[0])
     played = [e["move"] for e in game.log if e["seat"] == 0 and e["kind"] == "play"]
     assert played == [game.table.names[err.value.options[0]]]
+
+
+# -- sharing, errors, sessions, replays (issue: many people at one table) ------------------------
+
+
+def test_every_error_is_json_with_security_headers():
+    def broken(spec, seed):
+        raise RuntimeError("an agent that fails")
+
+    app = create_app(opponents=["rule"], agent_factory=broken)
+    with TestClient(app, base_url=BASE, raise_server_exceptions=False) as c:
+        cases = [(c.get("/api/nosuch"), 404, "no such page"),
+                 (c.get("/static/nosuch.js"), 404, "no such page"),
+                 (c.get("/api/replays"), 405, "GET is not allowed"),
+                 (c.delete("/api/games"), 405, "not allowed"),
+                 (c.post("/api/games", json={"opponents": ["rule", "rule"]}), 500, "the server failed")]
+        for response, status, message in cases:
+            assert response.status_code == status and message in response.json()["error"], response.text
+        page = c.get("/")
+        assert "frame-ancestors 'none'" in page.headers["content-security-policy"]
+        assert page.headers["x-frame-options"] == "DENY"
+    with TestClient(create_app(opponents=["rule"]), base_url="http://evil.example") as c:
+        r = c.get("/api/config")
+        assert r.status_code == 400 and "not 'evil.example'" in r.json()["error"]
+
+
+@pytest.mark.parametrize("headers, status", [
+    ({"Origin": "https://evil.example"}, 403), ({"Origin": "http://127.0.0.1:9999"}, 403),
+    ({"Origin": "null"}, 403), ({"Sec-Fetch-Site": "same-site"}, 403),
+    ({"Sec-Fetch-Site": "cross-site"}, 403),
+    ({"Origin": "http://127.0.0.1", "Sec-Fetch-Site": "same-origin"}, 200), ({}, 200),
+])
+def test_a_foreign_origin_may_not_change_a_game(client, headers, status):
+    game = _new(client).json()
+    legal = game["legal"][0]["id"]
+    r = client.post(f"/api/games/{game['game']}/move", json={"action": legal}, headers=headers)
+    assert r.status_code == status, r.text
+    if status == 403:
+        assert "another site" in r.json()["error"]
+        assert client.post("/api/games", json={}, headers=headers).status_code == 403
+        assert client.get(f"/api/games/{game['game']}").json()["log"] == game["log"]  # nothing changed
+
+
+def test_server_chosen_seeds_have_128_bits(client):
+    table = client.app.state.table
+    seeds = []
+    for _ in range(4):
+        client.post("/api/games", json={"opponents": ["rule", "rule"]})
+        seeds.append(table.sessions.games[client.cookies["ddz_session"]].seed)
+    assert all(0 <= s < 2**128 for s in seeds) and max(s.bit_length() for s in seeds) > 100
+
+
+def test_a_game_in_use_is_kept_and_idle_ones_make_room():
+    from doudizhu_table.web.server import RequestError, Sessions
+
+    now = [0.0]
+    sessions = Sessions(limit=2, keep=60, clock=lambda: now[0])
+    def game(gid):
+        return WebGame(Rules.preset("standard"), 0, {1: _Rule(), 2: _Rule()}, ["you", "r", "r"], 1, gid)
+
+    sessions.put("a", game("ga"))
+    now[0] = 30
+    sessions.put("b", game("gb"))
+    with pytest.raises(RequestError) as full:
+        sessions.check_room("c")  # both in use: refused, nothing dropped
+    assert full.value.status == 503 and "full" in str(full.value) and len(sessions.games) == 2
+    now[0] = 70
+    sessions.game("a", "ga")  # "a" is used again: "b" (idle 40 s) is still in use
+    with pytest.raises(RequestError):
+        sessions.put("c", game("gc"))
+    now[0] = 95  # "b" idle 65 s: dropped for "c"
+    sessions.put("c", game("gc"))
+    assert list(sessions.games) == ["a", "c"]
+    sessions.put("a", game("ga2"))  # a new game of a session replaces its old one, no room needed
+
+
+def _Rule():
+    from agents.rule import RuleAgent
+
+    return RuleAgent()
+
+
+def test_hints_racing_moves_stay_within_the_persons_moves():
+    """A hint asked while the agents move answers for the person's seat or not at all."""
+    import threading
+
+    from doudizhu_table.web.server import TableServer
+
+    server = TableServer(Rules.preset("standard"), ["rule"])
+    for seed in range(3):
+        server.new_game("t", {"opponents": ["rule", "rule"], "seat": 1, "seed": seed})
+        game = server.sessions.games["t"]
+        mine = {int(c) for c in dealt_ids(game.state, 0, 1)} | {int(c) for c in hole_ids(game.state)}
+        legal_seen, hints, stop = set(), [], threading.Event()
+
+        def ask(game=game, hints=hints, stop=stop):
+            while not stop.is_set():
+                hints.append(server.hint(game)["suggestion"])
+
+        asker = threading.Thread(target=ask)
+        asker.start()
+        view = server.view(game)
+        while not view["done"]:
+            legal_seen |= {a["id"] for a in view["legal"]}
+            view = server.move(game, {"action": view["legal"][-1]["id"]})
+        stop.set()
+        asker.join()
+        for h in hints:
+            assert h is None or (h["id"] in legal_seen and set(h["cards"]) <= mine), h
+
+
+def test_replays_are_refused_before_any_work_and_answer_compactly(client, tmp_path, monkeypatch):
+    import doudizhu_table.web.server as server_module
+
+    path = tmp_path / "games.jsonl"
+    run_arena(["rule", "random", "random"], 1, "standard", seed=4, record=str(path))
+    line = path.read_text().splitlines()[0]
+    answer = client.post("/api/replays", content=line.encode())
+    steps = len(answer.json()["games"][0]["steps"])
+    assert len(answer.content) < 700 * steps  # card ids, not card objects
+    assert all(isinstance(c, int) for c in answer.json()["games"][0]["steps"][0]["hands"][0])
+
+    def no_work(rec):
+        raise AssertionError("a game was replayed before the limits were checked")
+
+    monkeypatch.setattr(server_module, "_replay_game", no_work)
+    r = client.post("/api/replays", content=("\n".join([line] * 201)).encode())
+    assert r.status_code == 413 and "more than 200" in r.json()["error"]
+
+
+def test_pretrained_games_share_one_model():
+    pytest.importorskip("torch")
+    from doudizhu_table.web.server import TableServer
+
+    server = TableServer(Rules.preset("standard"), ["pretrained", "search:pretrained,worlds=2,samples=4"])
+    agents = []
+    for token in "ab":
+        server.new_game(token, {"opponents": server.opponents, "seed": 1})
+        agents += list(server.sessions.games[token].agents.values())
+    models = {id(a.model) for a in agents if hasattr(a, "model")} | {
+        id(a.base.model) for a in agents if hasattr(a, "base")}
+    assert len(models) == 1
+
+
+def test_the_table_caches_are_bounded():
+    from doudizhu_env import actions, legal
+    from doudizhu_env.rules import TABLES_KEPT
+
+    assert actions._table.cache_info().maxsize == legal._tables.cache_info().maxsize == TABLES_KEPT
+
+
+def test_moves_are_named_as_the_rules_page_names_them():
+    from doudizhu_env.display import group_moves, move_words
+
+    table = action_table("standard")
+    kinds = group_moves(Rules.preset("standard"), [table.index("555+4"), table.index("333444+5+7"),
+                                                   table.index("7777+3+K"), table.index("334455")])
+    assert list(kinds) == ["triple + single", "plane + singles", "four + two singles", "pair sequence"]
+    assert [move_words("standard", a) for a in range(7)] == ["pass", "no bid", "bid 1", "bid 2", "bid 3",
+                                                            "double", "no double"]
+
+
+def test_playing_after_the_hand_is_over_says_so(client):
+    game = _new(client, seed=2).json()
+    while not game["done"]:
+        game = client.post(f"/api/games/{game['game']}/move", json={"action": game["legal"][-1]["id"]}).json()
+    assert game["result"]["outcome"].startswith(("you win", "you lose", "no score"))
+    assert any("you (seat 0)" in line for line in game["result"]["lines"])
+    for body in ({"cards": [game["hand"][0]["id"]] if game["hand"] else [0]}, {"action": 0}):
+        r = client.post(f"/api/games/{game['game']}/move", json=body)
+        assert r.status_code == 400 and "the hand is over" in r.json()["error"]
+
+
+def test_a_large_answer_is_compressed(client, tmp_path):
+    path = tmp_path / "games.jsonl"
+    run_arena(["rule", "random", "random"], 2, "standard", seed=4, record=str(path))
+    r = client.post("/api/replays", content=path.read_bytes(), headers={"Accept-Encoding": "gzip"})
+    assert r.status_code == 200 and r.headers["content-encoding"] == "gzip" and len(r.json()["games"]) == 6

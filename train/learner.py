@@ -71,10 +71,10 @@ class Learner:
             raise ModelOutputError(f"the loss of update {self.updates} is {stats['loss/all']}: the model "
                                    "produced NaN or infinite Q-values; expected finite numbers. Its weights "
                                    "have diverged (e.g. a learning rate too high)")
-        per_sample, target = errors.detach().cpu().numpy(), batch["target"]
+        per_sample, returns = errors.detach().cpu().numpy(), batch["target"]
         for p, name in enumerate(NETWORKS):
             rows = pos == p
             if rows.any():
                 stats[f"loss/{name}"] = float(per_sample[rows].mean())
-                stats[f"return/{name}"] = float(target[rows].mean())
+                stats[f"return/{name}"] = float(returns[rows].mean())
         return stats

@@ -43,21 +43,21 @@ def main(argv=None) -> int:
     try:
         import uvicorn
 
+        from agents.registry import SharedModels, check_specs
         from doudizhu_env.rules import Rules
 
         from .server import create_app
 
         rules = Rules.preset(args.rules)
         opponents = args.opponents
+        models = SharedModels()  # loaded once here, for every game
         if opponents is not None:
-            from agents.registry import check_specs
-
-            check_specs(opponents, rules)
+            check_specs(opponents, rules, models)
         if not 0 <= args.port < 65536:
             raise ValueError(f"--port must be in 0..65535, got {args.port}")
         port = _free_port(args.host, args.port)
         hosts = ["*"] if args.host in ("0.0.0.0", "::") else ["127.0.0.1", "localhost", "[::1]", args.host]
-        app = create_app(rules, opponents, hosts=hosts)
+        app = create_app(rules, opponents, hosts=hosts, models=models)
     except ImportError as err:
         parser.exit(2, f"{parser.prog}: error: the web table needs the web extra: pip install -e \".[web]\" "
                        f"({err})\n")

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from doudizhu_env import engine
-from doudizhu_env.actions import BID0, DOUBLE, PASS, action_table
+from doudizhu_env.actions import action_table
 from doudizhu_env.cards import NUM_RANKS, RANK_CHARS, SUIT_CHARS, card_rank, format_hand, parse_hand
 from doudizhu_env.checks import is_int
 from doudizhu_env.display import (
@@ -26,6 +26,8 @@ from doudizhu_env.display import (
     doubling_word,
     group_moves,
     hole_ids,
+    kind_name,
+    move_words,
     multiplier_parts,
     role_label,
     score_lines,
@@ -36,12 +38,10 @@ from doudizhu_env.display import (
 from doudizhu_env.driver import decide
 from doudizhu_env.observation import seat_view
 
+from ..session import Event, MoveError, is_partner, move_events, opening_events
+
 #: The most cards one request may name (a hand holds at most 20).
 MAX_CARDS = 20
-
-
-class MoveError(ValueError):
-    """A move the person may not make now (the message says why and what is expected)."""
 
 
 class Ambiguous(MoveError):
@@ -69,7 +69,12 @@ def _cards_left(view: engine.State) -> list[int]:
 
 
 class WebGame:
-    """A hand at a web table: ``seat`` is the person's; ``agents`` maps the other seats to agents."""
+    """A hand at a web table: ``seat`` is the person's; ``agents`` maps the other seats to agents.
+
+    One request at a time: whoever calls :meth:`play`, :meth:`play_cards`, :meth:`hint` or
+    :func:`view_of` holds :attr:`lock` (the server does), so that no view or hint reads the
+    game while the agents move.
+    """
 
     def __init__(self, rules, seat: int, agents: dict, names: Sequence[str], seed: int, game_id: str):
         self.rules, self.seat, self.agents, self.names = rules, seat, agents, list(names)
@@ -104,13 +109,15 @@ class WebGame:
         if not is_int(action) or not 0 <= action < len(self.table.names):
             raise MoveError(f"an action is an id in 0..{len(self.table.names) - 1}, got {str(action)[:40]!r}")
         if int(action) not in self.legal():
-            raise MoveError(f"{self.table.names[int(action)]!r} is not a legal move now; "
-                            f"legal: {', '.join(self.table.names[a] for a in self.legal()[:12])}")
+            raise MoveError(f"{self._words(action)} is not a legal move now; "
+                            f"legal: {', '.join(self._words(a) for a in self.legal()[:12])}")
         self._step(int(action))
         self._advance()
 
     def play_cards(self, card_ids) -> None:
         """Play the cards the person clicked (ids of cards in their hand)."""
+        if self.done:
+            raise MoveError("the hand is over; start a new game")
         mine = set(suited_hand(self.state, 0, self.seat))
         if (not isinstance(card_ids, list) or len(card_ids) > MAX_CARDS
                 or not all(is_int(c) for c in card_ids)):
@@ -129,8 +136,13 @@ class WebGame:
             raise Ambiguous(f"{cards} can be played as {len(options)} moves; pick one", options)
         raise MoveError(self._why_not(cards, same))
 
+    def _words(self, action) -> str:
+        return move_words(self.rules, int(action))
+
     def _why_not(self, cards: str, same: list[int]) -> str:
         phase = int(self.state.phase[0])
+        if int(self.state.to_act[0]) != self.seat:
+            return f"it is seat {int(self.state.to_act[0])}'s turn, not yours"
         if phase != engine.PLAY:
             return f"it is time to {'bid' if phase == engine.BIDDING else 'double'}, not to play cards"
         if not same:
@@ -138,17 +150,26 @@ class WebGame:
         on = int(self.state.table_action[0])
         if on < 0:
             return f"{cards} cannot be played now"
-        return f"{cards} does not beat {self.table.names[on]}: play the same kind, higher, or a bomb; or pass"
+        return (f"{cards} does not beat {self.table.names[on]} ({kind_name(int(self.table.types[on]))}): "
+                "play the same kind, higher, or a bomb; or pass")
 
     def hint(self) -> dict:
-        """A suggested move (RuleAgent's choice on the person's view) and the legal moves by kind."""
+        """A suggested move (RuleAgent's choice on the person's view: the view names the person's
+        seat) and the legal moves by kind; none when it is not the person's turn. The caller
+        holds :attr:`lock` (a move of the agents must not change the state meanwhile)."""
         from agents.rule import RuleAgent
 
         legal = self.legal()
         if not legal:
             return {"suggestion": None, "legal": {}}
-        action = int(RuleAgent().act(seat_view(self.state, np.array([0])))[0])
+        action = int(RuleAgent().act(self.person_view())[0])
+        if action not in legal:  # cannot happen: the agent answers a legal move of the view
+            raise RuntimeError(f"the hint {action} is not one of the person's legal moves")
         return {"suggestion": self.action_json(action), "legal": group_moves(self.rules, legal)}
+
+    def person_view(self) -> engine.State:
+        """What the person's seat may see (every view built for the person names the seat)."""
+        return seat_view(self.state, np.array([0]), seats=[self.seat])
 
     def _advance(self) -> None:
         """Let the agents move until it is the person's turn or the hand is over."""
@@ -169,35 +190,37 @@ class WebGame:
         return "you" if seat == self.seat else f"seat {seat} ({self.names[seat]})"
 
     def _opening(self) -> None:
-        if self.rules.bidding:
-            first = int(self.state.first_bidder[0])
-            self.log.append({"seat": first, "kind": "start", "text": f"{self._who(first)} bid first"})
-        else:
-            landlord = int(self.state.landlord[0])
-            self.log.append({"seat": landlord, "kind": "landlord",
-                             "text": f"{self._who(landlord)}: landlord (no bidding)"})
+        self.log += [self.entry_of(event) for event in opening_events(self.state)]
 
     def _say(self, before: engine.State, after: engine.State, seat: int, action: int) -> None:
-        who, phase, name = self._who(seat), int(before.phase[0]), self.table.names[action]
-        if phase == engine.BIDDING:
-            text, kind = f"{who}: {'no bid' if action == BID0 else 'bid ' + str(action - BID0)}", "bid"
-        elif phase == engine.DOUBLING:
-            word = "redouble" if seat == int(before.landlord[0]) else "double"
-            text, kind = f"{who}: {word if action == DOUBLE else 'no ' + word}", "double"
-        else:
-            text, kind = f"{who}: {name}", "pass" if action == PASS else "play"
-        self.log.append({"seat": seat, "kind": kind, "text": text, "move": name})
-        if after.redeals[0] > before.redeals[0] and not after.done[0]:
-            self.log.append({"seat": None, "kind": "redeal", "text": "nobody bid: the cards are dealt again"})
-        elif before.landlord[0] < 0 <= after.landlord[0]:
-            landlord = int(after.landlord[0])
-            hole = format_hand(after.hole[0])
-            self.log.append({"seat": landlord, "kind": "landlord", "text": f"{self._who(landlord)}: landlord "
-                             f"(base {int(after.base[0])}), takes the hole cards {hole}"})
-        if phase == engine.PLAY and action == PASS and not after.done[0] and int(after.table_action[0]) < 0:
-            leader = int(after.to_act[0])
-            self.log.append({"seat": leader, "kind": "trick", "text": f"{self._who(leader)} won the trick "
-                             "and lead" + ("" if leader == self.seat else "s")})
+        self.log += [self.entry_of(event) for event in move_events(before, after, seat, action)]
+
+    def entry_of(self, event: Event) -> dict:
+        """An event of the hand (:mod:`doudizhu_table.session`) as an entry of the page's log:
+        ``seat``, ``kind``, ``text`` and, for a move, its name (``move``)."""
+        who, seat, kind = self._who(event.seat), event.seat, event.kind
+        if kind in ("bid", "double", "pass", "play"):
+            name = self.table.names[event.action]
+            if kind == "bid":
+                text = f"{who}: {'no bid' if event.level == 0 else 'bid ' + str(event.level)}"
+            elif kind == "double":
+                word = "redouble" if event.redouble else "double"
+                text = f"{who}: {word if event.doubled else 'no ' + word}"
+            else:
+                text = f"{who}: {name}"
+            return {"seat": seat, "kind": kind, "text": text, "move": name}
+        if kind == "first_bidder":
+            return {"seat": seat, "kind": "start", "text": f"{who} bid first"}
+        if kind == "landlord" and event.at_start:
+            return {"seat": seat, "kind": "landlord", "text": f"{who}: landlord (no bidding)"}
+        if kind == "landlord":
+            hole = format_hand(np.bincount(card_rank(np.array(event.hole)), minlength=NUM_RANKS))
+            return {"seat": seat, "kind": "landlord",
+                    "text": f"{who}: landlord (base {event.base}), takes the hole cards {hole}"}
+        if kind == "redeal":
+            return {"seat": None, "kind": "redeal", "text": "nobody bid: the cards are dealt again"}
+        return {"seat": seat, "kind": "trick",
+                "text": f"{who} won the trick and lead" + ("" if seat == self.seat else "s")}
 
     def action_json(self, action: int) -> dict:
         """An action for the page: id, name, kind, and the person's cards it would play."""
@@ -208,8 +231,15 @@ class WebGame:
             if counts[r] > 0:
                 counts[r] -= 1
                 cards.append(c)
-        kind = next(iter(group_moves(self.rules, [action])))
-        return {"id": action, "name": self.table.names[action], "kind": kind, "cards": cards}
+        return {"id": action, "name": self.table.names[action], "words": self._words(action),
+                "kind": kind_name(int(self.table.types[action])), "cards": cards}
+
+
+def outcome(points: int) -> str:
+    """The end of a hand for the person: ``you win: +4 points``, ``you lose: -2 points``."""
+    if points == 0:
+        return "no score: 0 points"
+    return f"you {'win' if points > 0 else 'lose'}: {points:+d} point{'s' if abs(points) != 1 else ''}"
 
 
 def view_of(game: WebGame) -> dict:
@@ -221,7 +251,7 @@ def view_of(game: WebGame) -> dict:
     left = _cards_left(view)
     seats = [{"seat": s, "name": "you" if s == me else game.names[s], "role": role_label(view, s),
               "cards_left": left[s], "bid": int(view.bids[0, s]), "doubling": doubling_word(view, s),
-              "partner": s != me and landlord >= 0 and me != landlord and s != landlord,
+              "partner": is_partner(state, s, me),
               "last": next((m for t, m in reversed(trick["moves"]) if t == s), None)}
              for s in range(3)]
     on = int(view.table_action[0]) if view.phase[0] == engine.PLAY else -1
@@ -240,8 +270,9 @@ def view_of(game: WebGame) -> dict:
         "log": list(game.log),
     }
     if game.done:
-        names = [s["name"] for s in seats]
+        names = [f"you (seat {s})" if s == me else f"seat {s} ({game.names[s]})" for s in range(3)]
         out["result"] = {"scores": [int(x) for x in state.scores[0]], "lines": score_lines(state, 0, names),
+                         "outcome": outcome(int(state.scores[0, me])),
                          "hands": [[card_json(c) for c in suited_hand(state, 0, s)] for s in range(3)],
                          "dealt": [[card_json(c) for c in sorted(dealt_ids(state, 0, s))] for s in range(3)]}
     return out

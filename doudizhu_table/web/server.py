@@ -13,13 +13,23 @@ Routes (all JSON but the pages):
   Cards that read as several moves answer 409 with the ``options``.
 - ``GET /api/games/{id}/hint``: a suggested move and the legal moves by kind.
 - ``POST /api/replays``: the text of a JSON Lines file of game records (``--record``): every
-  game's steps with all hands shown (:func:`replay_json`).
+  game's steps with all hands shown, cards as ids (:func:`replay_json`).
 
 The server is the authority: the engine checks every move, the page only ever gets the view of
 the person's seat until the hand is over, and it can only pick opponents from the list the
-server was started with (no paths from the page). A bad request (unknown game, illegal move,
-malformed JSON, a body over :data:`MAX_BODY` bytes) gets a 4xx answer ``{"error": "..."}`` and
-changes nothing. Sessions live in memory; the oldest are dropped beyond :data:`MAX_SESSIONS`.
+server was started with (no paths from the page). Every answer that is not a page is JSON: a bad
+request (unknown game or route, illegal move, malformed JSON, a body over :data:`MAX_BODY` bytes,
+a wrong method, a foreign ``Host`` or ``Origin``) gets a 4xx ``{"error": "..."}`` and changes
+nothing, and a fault of the server a 500 of the same form (:func:`error_response`, the one home of
+errors). Every answer (but a 500) carries a Content-Security-Policy and ``X-Frame-Options: DENY``.
+
+Sharing. Requests of one game are serialized (the game's lock, held while the agents move, the
+hint is chosen or the view is built), and run off the event loop, as replays do; agents' models
+are loaded once per spec and shared by every game (:class:`agents.registry.SharedModels`), each
+game's agents keeping their own generators (a seeded game plays the same on any server). Sessions
+live in memory, at most :data:`MAX_SESSIONS`: beyond it the least recently used game idle for
+:data:`KEEP_ACTIVE` seconds is dropped, and while every game is active a new one is refused (503).
+Seeds the server chooses have 128 bits of OS entropy.
 """
 
 from __future__ import annotations
@@ -29,75 +39,131 @@ import json
 import os
 import secrets
 import threading
+import time
 
 from doudizhu_env import records
 from doudizhu_env.actions import action_table
 from doudizhu_env.checks import is_int
-from doudizhu_env.display import hole_ids, score_lines, suited_hand, trick_of
+from doudizhu_env.display import doubling_word, hole_ids, score_lines, suited_hand, trick_of
 from doudizhu_env.rules import Rules
 
-from .game import Ambiguous, MoveError, WebGame, card_json, view_of
+from ..session import MoveError
+from .game import Ambiguous, WebGame, view_of
 
 #: The largest request body accepted (a replay file included).
 MAX_BODY = 2_000_000
 #: Browser sessions kept (each with at most one game).
-MAX_SESSIONS = 64
+MAX_SESSIONS = 256
+#: A game used within this many seconds is never dropped to make room for another.
+KEEP_ACTIVE = 600.0
 #: Games one replay request may hold.
 MAX_REPLAY_GAMES = 200
 COOKIE = "ddz_session"
 STATIC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "static")
+#: Headers of every answer: the page loads only its own files, and no other site may frame it.
+SECURITY_HEADERS = {
+    "content-security-policy": "default-src 'self'; img-src 'self' data:; object-src 'none'; "
+                               "base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
+    "x-frame-options": "DENY",
+    "x-content-type-options": "nosniff",
+    "referrer-policy": "no-referrer",
+}
+#: Methods that change something: checked for a foreign ``Origin``.
+STATE_CHANGING = ("POST", "PUT", "PATCH", "DELETE")
 
 
 class RequestError(Exception):
-    """A request the server refuses: the HTTP status and a message for the page."""
+    """A request the server refuses: the HTTP status and a message for the page (``extra``: more
+    fields of the answer, e.g. the ``options`` of ambiguous cards)."""
 
-    def __init__(self, status: int, message: str):
+    def __init__(self, status: int, message: str, **extra):
         super().__init__(message)
-        self.status = status
+        self.status, self.extra = status, extra
+
+
+def error_response(status: int, message: str, **extra):
+    """Every error answer: ``{"error": message, ...extra}`` as JSON with ``status``."""
+    from starlette.responses import JSONResponse
+
+    return JSONResponse({"error": message, **extra}, status)
 
 
 class Sessions:
-    """Browser session token -> its game, the least recently used dropped beyond ``limit``."""
+    """Browser session token -> its game, with the time it was last used.
 
-    def __init__(self, limit: int = MAX_SESSIONS):
-        self.limit = limit
-        self.games: collections.OrderedDict[str, WebGame | None] = collections.OrderedDict()
+    Beyond ``limit`` the least recently used game idle for ``keep`` seconds is dropped; when every
+    game is more recent, a new session is refused (503) rather than dropping a game in use.
+    """
+
+    def __init__(self, limit: int = MAX_SESSIONS, keep: float = KEEP_ACTIVE, clock=time.monotonic):
+        self.limit, self.keep, self.clock = limit, keep, clock
+        self.games: collections.OrderedDict[str, WebGame] = collections.OrderedDict()
+        self.used: dict[str, float] = {}
         self.lock = threading.Lock()
 
     def game(self, token: str | None, game_id: str) -> WebGame:
         with self.lock:
             game = self.games.get(token) if token else None
-            if game is None or not secrets.compare_digest(game.id, str(game_id)):
+            if token is None or game is None or not secrets.compare_digest(game.id, str(game_id)):
                 raise RequestError(404, f"unknown game {str(game_id)[:40]!r}: start a new game "
                                    "(one game per browser session)")
-            self.games.move_to_end(token)
+            self._touch(token)
             return game
+
+    def check_room(self, token: str) -> None:
+        """:class:`RequestError` 503 when a game for ``token`` would need to drop a game in use."""
+        with self.lock:
+            self._make_room(token)
 
     def put(self, token: str, game: WebGame) -> None:
         with self.lock:
+            self._make_room(token)
             self.games[token] = game
-            self.games.move_to_end(token)
-            while len(self.games) > self.limit:
-                self.games.popitem(last=False)
+            self._touch(token)
+
+    def _touch(self, token: str) -> None:
+        self.games.move_to_end(token)
+        self.used[token] = self.clock()
+
+    def _make_room(self, token: str) -> None:
+        """Drop idle games (least recently used first) until one more fits; called with the lock."""
+        if token in self.games:
+            return
+        while len(self.games) >= self.limit:
+            oldest = next(iter(self.games))
+            if self.clock() - self.used[oldest] < self.keep:
+                raise RequestError(503, f"the table is full: {len(self.games)} games in use; "
+                                   "try again in a few minutes")
+            del self.games[oldest], self.used[oldest]
+
+
+# ----------------------------------------------------------------------------
+# replays
+# ----------------------------------------------------------------------------
+
+
+def record_lines(text: str) -> list[tuple[int, str]]:
+    """The non-blank lines of a records file with their numbers, refused (413) beyond
+    :data:`MAX_REPLAY_GAMES` before any is read."""
+    lines = [(n, line) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
+    if len(lines) > MAX_REPLAY_GAMES:
+        raise RequestError(413, f"{len(lines)} games in one file, more than {MAX_REPLAY_GAMES}; send fewer")
+    if not lines:
+        raise RequestError(400, "no game records in the file; expected JSON Lines written by --record")
+    return lines
 
 
 def replay_json(text: str) -> list[dict]:
     """Every game of a records file's text, step by step with every hand (records are checked and
     replayed through the engine; :class:`RequestError` 400 names the first bad line)."""
     games = []
-    for number, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        if len(games) >= MAX_REPLAY_GAMES:
-            raise RequestError(413, f"more than {MAX_REPLAY_GAMES} games in one file; send fewer")
+    for number, line in record_lines(text):
         try:
             rec = json.loads(line)
             records.check_record(rec)
             games.append(_replay_game(rec))
         except (ValueError, RecursionError) as err:  # RecordError and JSON errors are ValueErrors
             raise RequestError(400, f"line {number}: {str(err)[:200]}") from None
-    if not games:
-        raise RequestError(400, "no game records in the file; expected JSON Lines written by --record")
     return games
 
 
@@ -109,33 +175,56 @@ def _replay_game(rec: dict) -> dict:
     for state, seat, name in records.replay_states(rec):
         steps.append(_replay_step(state, seat, name, names))
         final = state
-    final = records.check_result(rec, final)
+    final = records.check_result(rec, final if final is not None else records.start_state(rec))
     steps[-1] = _replay_step(final, -1, "", names)
+    labels = [f"seat {s} ({p})" for s, p in enumerate(players)]
     return {"players": players, "steps": steps, "result": {
-        "scores": [int(x) for x in final.scores[0]], "lines": score_lines(final, 0, players)}}
+        "scores": [int(x) for x in final.scores[0]], "lines": score_lines(final, 0, labels)}}
 
 
 def _replay_step(state, seat: int, name: str, names) -> dict:
+    """One step of a replay, compact: cards are ids (the page knows a card from its id)."""
     landlord = int(state.landlord[0])
     on = int(state.table_action[0])
     return {"next": {"seat": seat, "move": name} if seat >= 0 else None, "phase": int(state.phase[0]),
             "landlord": landlord, "base": int(state.base[0]), "multiplier": int(state.multiplier[0]),
-            "hands": [[card_json(c) for c in suited_hand(state, 0, s)] for s in range(3)],
-            "hole": [card_json(c) for c in hole_ids(state)] if landlord >= 0 else [],
+            "bids": [int(b) for b in state.bids[0]], "doubling": [doubling_word(state, s) for s in range(3)],
+            "hands": [suited_hand(state, 0, s) for s in range(3)],
+            "hole": [int(c) for c in hole_ids(state)] if landlord >= 0 else [],
             "trick": trick_of(state)["moves"], "to_beat": names[on] if on >= 0 else None}
 
 
-class TableServer:
-    """What the routes share: the rules, the opponents offered, the sessions."""
+# ----------------------------------------------------------------------------
+# the table
+# ----------------------------------------------------------------------------
 
-    def __init__(self, rules: Rules, opponents: list[str], agent_factory=None):
-        from agents.registry import make_agent
+
+class TableServer:
+    """What the routes share: the rules, the opponents offered, the shared models, the sessions."""
+
+    def __init__(self, rules: Rules, opponents: list[str], agent_factory=None, models=None):
+        from agents.registry import SharedModels, make_agent
 
         self.rules, self.opponents = rules, list(dict.fromkeys(opponents))
-        self.make_agent = agent_factory or (lambda spec, seed: make_agent(spec, rules=rules, seed=seed))
+        self.models = models if models is not None else SharedModels()
+        self.make_agent = agent_factory or (lambda spec, seed: make_agent(spec, rules=rules, seed=seed,
+                                                                         models=self.models))
         self.sessions = Sessions()
 
-    def new_game(self, token: str, body: dict) -> WebGame:
+    def new_game(self, token: str, body: dict) -> dict:
+        """A new game for the session ``token`` (checked before any agent is built); its view."""
+        specs, seat, seed = self._game_request(body)
+        self.sessions.check_room(token)
+        agents, names = {}, ["you"] * 3
+        for k, spec in enumerate(specs, 1):
+            other = (seat + k) % 3
+            agents[other], names[other] = self.make_agent(spec, [seed, other]), spec
+        game = WebGame(self.rules, seat, agents, names, seed, secrets.token_urlsafe(12))
+        self.sessions.put(token, game)
+        with game.lock:
+            return view_of(game)
+
+    def _game_request(self, body: dict) -> tuple[list[str], int, int]:
         specs = body.get("opponents", self.opponents[:1] * 2)
         if (not isinstance(specs, list) or len(specs) != 2
                 or not all(isinstance(s, str) and s in self.opponents for s in specs)):
@@ -144,18 +233,24 @@ class TableServer:
         if not is_int(seat) or not 0 <= seat <= 2:
             raise RequestError(400, f"seat must be 0, 1 or 2, got {str(seat)[:20]}")
         if seed is None:
-            seed = secrets.randbelow(2**31)
+            seed = int.from_bytes(os.urandom(16), "big")  # 128 bits: a hand does not give the deal away
         elif not is_int(seed) or not 0 <= seed < 2**63:
             raise RequestError(400, f"seed must be an int in [0, 2**63), got {str(seed)[:30]}")
-        agents, names = {}, ["you"] * 3
-        for k, spec in enumerate(specs, 1):
-            other = (seat + k) % 3
-            agents[other], names[other] = self.make_agent(spec, [seed, other]), spec
-        game = WebGame(self.rules, seat, agents, names, seed, secrets.token_urlsafe(12))
-        self.sessions.put(token, game)
-        return game
+        return specs, int(seat), int(seed)
 
-    def move(self, game: WebGame, body: dict) -> None:
+    @staticmethod
+    def view(game: WebGame) -> dict:
+        with game.lock:
+            return view_of(game)
+
+    @staticmethod
+    def hint(game: WebGame) -> dict:
+        with game.lock:
+            return game.hint()
+
+    @staticmethod
+    def move(game: WebGame, body: dict) -> dict:
+        """The person's move (then the agents'), and the view after it."""
         with game.lock:
             try:
                 if "action" in body:
@@ -165,93 +260,158 @@ class TableServer:
                 else:
                     raise MoveError('a move is {"action": ID} or {"cards": [CARD IDS]}')
             except Ambiguous as err:
-                raise _Options(str(err), [game.action_json(a) for a in err.options]) from None
+                options = [game.action_json(a) for a in err.options]
+                raise RequestError(409, str(err), options=options) from None
             except MoveError as err:
                 raise RequestError(400, str(err)) from None
+            return view_of(game)
 
 
-class _Options(RequestError):
-    def __init__(self, message: str, options: list[dict]):
-        super().__init__(409, message)
-        self.options = options
+# ----------------------------------------------------------------------------
+# the application
+# ----------------------------------------------------------------------------
 
 
 def create_app(rules: Rules | None = None, opponents: list[str] | None = None, agent_factory=None,
-               hosts: list[str] | None = None):
+               hosts: list[str] | None = None, models=None):
     """The Starlette application (see the module docstring).
 
     ``opponents``: the agent specs the page may choose from (default ``pretrained``, ``rule`` and
     ``random`` for the standard rules, else ``rule`` and ``random``); ``hosts``: the ``Host``
     headers answered (default the loopback names; a page of another site that rebinds its name
-    to this machine is refused), ``["*"]`` for any.
+    to this machine is refused), ``["*"]`` for any; ``models``: the
+    :class:`agents.registry.SharedModels` the games load their models through (default a new one).
     """
     from starlette.applications import Starlette
-    from starlette.concurrency import run_in_threadpool
-    from starlette.middleware import Middleware
-    from starlette.middleware.trustedhost import TrustedHostMiddleware
-    from starlette.requests import Request
-    from starlette.responses import FileResponse, JSONResponse
-    from starlette.routing import Mount, Route
+    from starlette.exceptions import HTTPException
+    from starlette.middleware.gzip import GZipMiddleware
+    from starlette.routing import Mount
     from starlette.staticfiles import StaticFiles
 
     rules = rules or Rules.preset("standard")
     opponents = opponents or (["pretrained", "rule", "random"] if rules == Rules.preset("standard")
                               else ["rule", "random"])
-    server = TableServer(rules, opponents, agent_factory)
+    server = TableServer(rules, opponents, agent_factory, models)
+    routes = [*_routes(server, rules), Mount("/static", StaticFiles(directory=STATIC), name="static")]
 
-    def answer(request: Request, payload, status: int = 200) -> JSONResponse:
-        response = JSONResponse(payload, status)
-        if COOKIE not in request.cookies:
-            response.set_cookie(COOKIE, request.state.token, httponly=True, samesite="strict")
-        return response
+    async def http_error(request, exc: HTTPException):
+        return error_response(exc.status_code, _http_message(request, exc.status_code))
 
-    def routed(handler):
-        async def endpoint(request: Request):
-            request.state.token = request.cookies.get(COOKIE) or secrets.token_urlsafe(18)
-            try:
-                return answer(request, await handler(request))
-            except _Options as err:
-                return answer(request, {"error": str(err), "options": err.options}, err.status)
-            except RequestError as err:
-                return answer(request, {"error": str(err)}, err.status)
-        return endpoint
+    async def server_error(request, exc: Exception):
+        return error_response(500, f"the server failed on this request ({type(exc).__name__}); "
+                              "nothing was changed by it if it was a move; reload the game")
+
+    handlers = {HTTPException: http_error, Exception: server_error}
+    app = Starlette(routes=routes, exception_handlers=handlers)  # type: ignore[arg-type]
+    app.add_middleware(GZipMiddleware, minimum_size=4096)  # a replay's answer: about 10x smaller
+    app.add_middleware(Guard, hosts=hosts or ["127.0.0.1", "localhost", "[::1]"])
+    app.state.table = server
+    return app
+
+
+def _http_message(request, status: int) -> str:
+    if status == 404:
+        return f"no such page or API route: {request.url.path[:80]}"
+    if status == 405:
+        return f"{request.method} is not allowed on {request.url.path[:80]}"
+    return f"HTTP {status}"
+
+
+def _routes(server: TableServer, rules: Rules) -> list:
+    """The page and the API routes; each API handler answers JSON through :func:`_api`."""
+    from starlette.concurrency import run_in_threadpool
+    from starlette.responses import FileResponse
+    from starlette.routing import Route
+
+    def game_of(request) -> WebGame:
+        return server.sessions.game(request.cookies.get(COOKIE), request.path_params["gid"])
 
     async def config(request):
         return {"opponents": server.opponents, "rules": "with bidding" if rules.bidding else "fixed landlord"}
 
     async def new_game(request):
-        body = await read_json(request)
-        return view_of(await run_in_threadpool(server.new_game, request.state.token, body))
+        return await run_in_threadpool(server.new_game, request.state.token, await read_json(request))
 
     async def get_game(request):
-        return view_of(server.sessions.game(request.cookies.get(COOKIE), request.path_params["gid"]))
+        return await run_in_threadpool(server.view, game_of(request))
 
     async def move(request):
-        game = server.sessions.game(request.cookies.get(COOKIE), request.path_params["gid"])
-        await run_in_threadpool(server.move, game, await read_json(request))
-        return view_of(game)
+        game = game_of(request)
+        return await run_in_threadpool(server.move, game, await read_json(request))
 
     async def hint(request):
-        game = server.sessions.game(request.cookies.get(COOKIE), request.path_params["gid"])
-        return await run_in_threadpool(game.hint)
+        return await run_in_threadpool(server.hint, game_of(request))
 
     async def replays(request):
-        return {"games": replay_json((await read_body(request)).decode("utf-8", errors="replace"))}
+        text = (await read_body(request)).decode("utf-8", errors="replace")
+        record_lines(text)  # the limits, before any work
+        return {"games": await run_in_threadpool(replay_json, text)}
 
     async def index(request):
         return FileResponse(os.path.join(STATIC, "index.html"))
 
-    routes = [Route("/", index), Route("/api/config", routed(config)),
-              Route("/api/games", routed(new_game), methods=["POST"]),
-              Route("/api/games/{gid}", routed(get_game)),
-              Route("/api/games/{gid}/move", routed(move), methods=["POST"]),
-              Route("/api/games/{gid}/hint", routed(hint)),
-              Route("/api/replays", routed(replays), methods=["POST"]),
-              Mount("/static", StaticFiles(directory=STATIC), name="static")]
-    hosts = hosts or ["127.0.0.1", "localhost", "[::1]"]
-    app = Starlette(routes=routes, middleware=[Middleware(TrustedHostMiddleware, allowed_hosts=hosts)])
-    app.state.table = server
-    return app
+    return [Route("/", index), Route("/api/config", _api(config)),
+            Route("/api/games", _api(new_game), methods=["POST"]),
+            Route("/api/games/{gid}", _api(get_game)),
+            Route("/api/games/{gid}/move", _api(move), methods=["POST"]),
+            Route("/api/games/{gid}/hint", _api(hint)),
+            Route("/api/replays", _api(replays), methods=["POST"])]
+
+
+def _api(handler):
+    """An API endpoint: ``handler``'s payload as JSON, a :class:`RequestError` as its error; the
+    session cookie set on a first visit."""
+    from starlette.responses import JSONResponse
+
+    async def endpoint(request):
+        request.state.token = request.cookies.get(COOKIE) or secrets.token_urlsafe(18)
+        try:
+            response = JSONResponse(await handler(request))
+        except RequestError as err:
+            response = error_response(err.status, str(err), **err.extra)
+        if COOKIE not in request.cookies:
+            response.set_cookie(COOKIE, request.state.token, httponly=True, samesite="strict")
+        return response
+    return endpoint
+
+
+class Guard:
+    """ASGI middleware: refuses a foreign ``Host`` (400) and, on state-changing requests, a foreign
+    ``Origin`` or a cross-site fetch (403), as JSON; adds :data:`SECURITY_HEADERS` to every answer."""
+
+    def __init__(self, app, hosts: list[str]):
+        self.app, self.hosts = app, list(hosts)
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        refused = self.refusal(scope)
+        if refused is not None:
+            return await error_response(*refused)(scope, receive, send)
+
+        async def send_with_headers(message):
+            if message["type"] == "http.response.start":
+                message["headers"] = list(message.get("headers", [])) + [
+                    (k.encode(), v.encode()) for k, v in SECURITY_HEADERS.items()]
+            await send(message)
+        return await self.app(scope, receive, send_with_headers)
+
+    def refusal(self, scope) -> tuple[int, str] | None:
+        """``(status, message)`` of a request to refuse, else None."""
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        host_header = headers.get("host", "")
+        host = (host_header.rsplit("]", 1)[0] + "]" if host_header.startswith("[")
+                else host_header.split(":")[0])
+        if "*" not in self.hosts and host not in self.hosts:
+            return 400, f"this server answers requests for {', '.join(self.hosts)}, not {host_header[:60]!r}"
+        if scope["method"] not in STATE_CHANGING:
+            return None
+        origin = headers.get("origin")
+        if origin is not None and origin != f"http://{host_header}":
+            return 403, f"a request from another site ({origin[:60]}) may not change a game; use the table"
+        if headers.get("sec-fetch-site") in ("cross-site", "same-site"):
+            return 403, "a request from another site may not change a game; use the table"
+        return None
 
 
 async def read_body(request, limit: int = MAX_BODY) -> bytes:
@@ -259,12 +419,12 @@ async def read_body(request, limit: int = MAX_BODY) -> bytes:
     declared = request.headers.get("content-length")
     if declared is not None and (not declared.isdigit() or int(declared) > limit):
         raise RequestError(413, f"the request body is over {limit:,} bytes; send less")
-    body = b""
+    body = bytearray()
     async for chunk in request.stream():
         body += chunk
         if len(body) > limit:
             raise RequestError(413, f"the request body is over {limit:,} bytes; send less")
-    return body
+    return bytes(body)
 
 
 async def read_json(request) -> dict:
