@@ -23,7 +23,7 @@ from test_information_leak import random_positions, swap_hidden  # noqa: E402
 from agents.checkpoint import CheckpointError, export_weights, read_checkpoint  # noqa: E402
 from agents.dmc import _NOT_HISTORY, DMCAgent, network_of  # noqa: E402
 from agents.policy import PolicyAgent, segment_log_softmax  # noqa: E402
-from agents.registry import make_agent  # noqa: E402
+from agents.registry import SharedModels, make_agent  # noqa: E402
 from doudizhu_env import engine  # noqa: E402
 from doudizhu_env.observation import OBS_SIZE, observe  # noqa: E402
 from doudizhu_env.rules import Rules  # noqa: E402
@@ -217,8 +217,10 @@ def test_agents_built_from_a_ppo_checkpoint_have_no_critic_input(ppo_run, tmp_pa
     exported = str(tmp_path / "ppo.pt")
     export_weights(path, exported)
     assert "critic" not in read_checkpoint(exported) and read_checkpoint(exported)["learner"] == "ppo"
-    for spec in (path, f"dmc:{path}", exported, f"search:{exported},worlds=2,candidates=2"):
-        agent = make_agent(spec, STANDARD)
+    shared = SharedModels()  # as the web table loads them
+    for spec, models in ((path, None), (f"dmc:{path}", shared), (exported, None),
+                         (f"search:{exported},worlds=2,candidates=2", shared)):
+        agent = make_agent(spec, STANDARD, models=models)
         policy = agent.base if spec.startswith("search:") else agent
         assert isinstance(policy, PolicyAgent) and policy.name == "ppo" and policy.model.learner == "ppo"
         assert not any("critic" in k for k in policy.model.state_dict())
