@@ -139,6 +139,15 @@ def drive(state: engine.State, seat_player: np.ndarray, players, *, auto_reset: 
         state, steps = after, steps + 1
 
 
+def drive_game(game, seat_player, players) -> None:
+    """:func:`drive` for one :class:`doudizhu_env.game.Game` (the single-game path), in place:
+    step it while its seat to act has a player (``seat_player[seat]``, an index into
+    ``players``; -1: driven elsewhere), each asked by :func:`decide_in_game`."""
+    check = needs_check(players)
+    while not game.done and seat_player[game.to_act] >= 0:
+        game.step(decide_in_game(players[seat_player[game.to_act]], game), check=check)
+
+
 def play_out(state: engine.State, seat_player: np.ndarray, players) -> tuple[engine.State, int]:
     """Step every game of ``state`` to its end, the players of ``seat_player`` (as in
     :func:`seat_actions`, every seat driven) choosing; the final state and the decisions made."""

@@ -163,7 +163,7 @@ from gymnasium.vector.utils import batch_space
 
 from . import engine, register_envs
 from .checks import check_seat
-from .driver import decide_in_game, drive, needs_check
+from .driver import drive, drive_game, needs_check
 from .engine import Deal, IllegalActionError, RandomPolicy
 from .game import Game
 from .infos import batch_info, seat_info
@@ -379,16 +379,13 @@ class _GameOpponents:
         self.seat = seat
         self.opponents = _checked_opponents(opponents)
         self.check = needs_check(self.opponents)
-
-    def act(self, game: Game) -> int:
-        """The action of the opponent whose seat is to act."""
-        k = (game.to_act - self.seat - 1) % 3  # 0: the seat after the learning seat, 1: the seat before
-        return decide_in_game(self.opponents[k], game)
+        # 0: the seat after the learning seat, 1: the seat before; -1: the learning seat
+        self.seat_player = [-1, -1, -1]
+        self.seat_player[(seat + 1) % 3], self.seat_player[(seat + 2) % 3] = 0, 1
 
     def advance(self, game: Game) -> None:
         """The opponents act until the learning seat is to act or the hand is over."""
-        while not game.done and game.to_act != self.seat:
-            game.step(self.act(game), check=self.check)
+        drive_game(game, self.seat_player, self.opponents)
 
 
 # ----------------------------------------------------------------------------
