@@ -174,6 +174,17 @@ def input_problem(path, max_bytes: int | None = None, streams: bool = False) -> 
     return None
 
 
+def input_refusal(path, thing: str, expected: str, max_bytes: int | None = None) -> str | None:
+    """Why ``path`` cannot be read as the ``thing`` file, as one line with what was ``expected``
+    (``no config file at 'x.yaml'; expected ...``), or None when it can (:func:`input_problem`)."""
+    problem = input_problem(path, max_bytes)
+    if problem is None:
+        return None
+    if problem == "no such file":
+        return f"no {thing} file at {path!r}; expected {expected}"
+    return f"cannot read the {thing} file {path!r}: {problem}; expected {expected}"
+
+
 def check_input(path, what: str = "input", max_bytes: int | None = None, streams: bool = False) -> str:
     """``path`` (as a string) if :func:`input_problem` finds nothing wrong, else :class:`InputPathError`:
     one line naming ``what``, the path, what it is and what was expected."""

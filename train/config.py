@@ -24,7 +24,7 @@ from doudizhu_arena.cluster import BACKENDS
 from doudizhu_env.cards import NUM_RANKS
 from doudizhu_env.checks import short
 from doudizhu_env.engine import MAX_HISTORY
-from doudizhu_env.files import input_problem
+from doudizhu_env.files import input_refusal
 from doudizhu_env.observation import OBS_SIZE
 from doudizhu_env.rewards import OBJECTIVES as REWARD_OF_OBJECTIVE
 
@@ -434,13 +434,10 @@ def load_config(path: str | None = None, overrides: dict | None = None) -> Train
     """The config of YAML file ``path`` (or the defaults) with dotted-key ``overrides`` applied."""
     data = {}
     if path:
-        problem = input_problem(path, MAX_CONFIG_BYTES)
-        if problem == "no such file":
-            raise ConfigError(f"no config file at {path!r}; expected a YAML file of TrainConfig fields "
-                              "such as configs/default.yaml")
-        if problem:
-            raise ConfigError(f"cannot read the config file {path!r}: {problem}; expected a YAML file of "
-                              "TrainConfig fields such as configs/default.yaml")
+        refusal = input_refusal(path, "config", "a YAML file of TrainConfig fields such as "
+                                "configs/default.yaml", MAX_CONFIG_BYTES)
+        if refusal:
+            raise ConfigError(refusal)
         try:
             with open(path) as f:
                 data = _read_yaml(f) or {}
