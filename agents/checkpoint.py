@@ -6,7 +6,15 @@ A checkpoint is a plain dict (tensors, numbers, strings, lists, dicts only)::
      "rules": Rules.to_dict(), "model_config": ModelConfig.to_dict(),
      "model": state_dict, "optimizer": state_dict or None,
      "frames": int, "updates": int, "train_config": dict,
-     "rng": {"torch": ByteTensor}, "digest": str}
+     "rng": {"torch": ByteTensor}, "digest": str,
+     "learner": "dmc" or "ppo"}
+
+``learner`` says how the weights were trained (:func:`learner_of`; files without it
+are DMC's): ``dmc`` weights are Q-values, ``ppo`` weights the logits of a policy
+(:mod:`agents.policy`). Both have the same networks and load the same way. A PPO
+training checkpoint also holds its critic (``critic``, a state dict, and
+``rng["shuffle"]``) for ``--resume``; :func:`load_model` never reads it, and
+:func:`export_weights` leaves it out.
 
 ``digest`` is the SHA-256 of the weights (:func:`weights_digest`), checked on
 load: a file damaged after it was written is refused, not played. Files
@@ -122,8 +130,22 @@ def read_checkpoint(path: str) -> dict:
     return data
 
 
+#: The learners a checkpoint may come from (``learner`` of :class:`train.config.TrainConfig`): ``dmc``
+#: (Deep Monte-Carlo, :mod:`train.learner`) and ``ppo`` (:mod:`train.ppo`).
+LEARNERS = ("dmc", "ppo")
+
+
+def learner_of(data: dict, path: str = "the checkpoint") -> str:
+    """The learner that wrote a checkpoint dict (``dmc`` for files from before there were two)."""
+    learner = data.get("learner", "dmc")
+    if learner not in LEARNERS:
+        raise CheckpointError(f"{path!r}: its 'learner' entry is {short(learner)}; expected one of "
+                              f"{LEARNERS}")
+    return learner
+
+
 def load_model(path: str, rules: Rules | None = None, model_config: ModelConfig | None = None) -> DMCModel:
-    """The :class:`DMCModel` stored at ``path``.
+    """The :class:`DMCModel` stored at ``path`` (its ``learner`` the file's: :func:`learner_of`).
 
     ``rules`` / ``model_config``, when given, must match the checkpoint's;
     otherwise :class:`CheckpointError` says which differs.
@@ -147,6 +169,7 @@ def load_model(path: str, rules: Rules | None = None, model_config: ModelConfig 
         model.load_state_dict(data["model"])
     except (RuntimeError, TypeError, ValueError, AttributeError) as err:
         raise CheckpointError(f"{path!r}: weights do not fit the model: {err}") from err
+    model.learner = learner_of(data, path)
     return model
 
 
@@ -176,6 +199,7 @@ def export_weights(src: str, dst: str, half: bool = True, **extra) -> dict:
     model = load_model(src)
     weights = {k: (v.half() if half and v.is_floating_point() else v) for k, v in model.state_dict().items()}
     meta = {k: data[k] for k in ("frames", "updates", "train_config", "minutes") if k in data}
+    meta["learner"] = learner_of(data, src)
     meta.update(extra)
     _write(dst, {"format": FORMAT, "version": VERSION, "rules": model.rules.to_dict(),
                  "model_config": model.cfg.to_dict(), "model": weights, "optimizer": None, **meta,

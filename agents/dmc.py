@@ -139,12 +139,17 @@ MAX_WIDTH = 4096
 MAX_LAYERS = 32
 
 
-class QNet(nn.Module):
-    """Q(s, a) of one network (see the module docstring)."""
+class StateEncoder(nn.Module):
+    """The state embedding e(s) of one network: an MLP over the observation pieces other than the
+    history, the history encoder, and a layer over both (see the module docstring).
 
-    def __init__(self, cfg: ModelConfig):
+    ``extra_inputs`` more columns after the observation join the MLP's input: the critic of
+    :mod:`train.ppo` reads the hidden hands there. The networks that act have none.
+    """
+
+    def __init__(self, cfg: ModelConfig, extra_inputs: int = 0):
         super().__init__()
-        flat = len(_NOT_HISTORY)
+        flat = len(_NOT_HISTORY) + extra_inputs
         self.state_mlp = nn.Sequential(nn.Linear(flat, cfg.hidden), nn.ReLU(),
                                        nn.Linear(cfg.hidden, cfg.hidden), nn.ReLU())
         move = _MOVE_CARDS + _MOVE_SEATS
@@ -153,22 +158,11 @@ class QNet(nn.Module):
         else:
             self.history_mlp = nn.Sequential(nn.Linear(HISTORY_MOVES * move, cfg.lstm_hidden), nn.ReLU())
         self.state_out = nn.Sequential(nn.Linear(cfg.hidden + cfg.lstm_hidden, cfg.hidden), nn.ReLU())
-        self.action_mlp = nn.Sequential(nn.Linear(ACTION_SIZE, cfg.action_hidden), nn.ReLU())
-        self.state_proj = nn.Linear(cfg.hidden, cfg.head_hidden)
-        self.action_proj = nn.Linear(cfg.action_hidden, cfg.head_hidden, bias=False)
-        self.head = nn.Sequential(*[m for _ in range(cfg.head_layers - 1)
-                                    for m in (nn.Linear(cfg.head_hidden, cfg.head_hidden), nn.ReLU())])
-        self.out = nn.Linear(cfg.head_hidden, 1)
-        if cfg.hand_head:
-            self.hand_out = nn.Linear(cfg.hidden, HAND_OUTPUTS)
-        self.register_buffer("not_history", torch.from_numpy(_NOT_HISTORY), persistent=False)
-
-    def encode_state(self, obs: torch.Tensor) -> torch.Tensor:
-        """``(N, OBS_SIZE)`` -> ``(N, head_hidden)``: U e(s) + b."""
-        return self.state_proj(self.embed(obs))
+        columns = np.r_[_NOT_HISTORY, OBS_SIZE + np.arange(extra_inputs)]
+        self.register_buffer("not_history", torch.from_numpy(columns), persistent=False)
 
     def embed(self, obs: torch.Tensor) -> torch.Tensor:
-        """``(N, OBS_SIZE)`` -> ``(N, hidden)``: the state embedding e(s)."""
+        """``(N, OBS_SIZE + extra_inputs)`` -> ``(N, hidden)``: the state embedding e(s)."""
         n = len(obs)
         flat = obs[:, self.not_history]
         moves = torch.cat([obs[:, _HISTORY_CARDS].reshape(n, HISTORY_MOVES, _MOVE_CARDS),
@@ -179,6 +173,25 @@ class QNet(nn.Module):
         else:
             history = self.history_mlp(moves.reshape(n, -1))
         return self.state_out(torch.cat([self.state_mlp(flat), history], dim=1))
+
+
+class QNet(StateEncoder):
+    """Q(s, a) of one network (see the module docstring)."""
+
+    def __init__(self, cfg: ModelConfig):
+        super().__init__(cfg)
+        self.action_mlp = nn.Sequential(nn.Linear(ACTION_SIZE, cfg.action_hidden), nn.ReLU())
+        self.state_proj = nn.Linear(cfg.hidden, cfg.head_hidden)
+        self.action_proj = nn.Linear(cfg.action_hidden, cfg.head_hidden, bias=False)
+        self.head = nn.Sequential(*[m for _ in range(cfg.head_layers - 1)
+                                    for m in (nn.Linear(cfg.head_hidden, cfg.head_hidden), nn.ReLU())])
+        self.out = nn.Linear(cfg.head_hidden, 1)
+        if cfg.hand_head:
+            self.hand_out = nn.Linear(cfg.hidden, HAND_OUTPUTS)
+
+    def encode_state(self, obs: torch.Tensor) -> torch.Tensor:
+        """``(N, OBS_SIZE)`` -> ``(N, head_hidden)``: U e(s) + b."""
+        return self.state_proj(self.embed(obs))
 
     def hand_logits(self, e: torch.Tensor) -> torch.Tensor:
         """The hand head's ``(N, 2, NUM_RANKS, HAND_CLASSES)`` logits from embeddings ``e``."""
@@ -197,6 +210,9 @@ class DMCModel(nn.Module):
         super().__init__()
         self.cfg = cfg or ModelConfig()
         self.rules = rules
+        self.learner = "dmc"
+        """The learner whose weights these are: ``dmc`` (Q-values) or ``ppo`` (a policy's logits);
+        :func:`agents.checkpoint.load_model` sets it from the file."""
         self.nets = nn.ModuleDict({p: QNet(self.cfg) for p in NETWORKS})
         self.register_buffer("action_feats", torch.from_numpy(action_features(rules)), persistent=False)
 
@@ -301,7 +317,8 @@ class DMCAgent(Agent):
     def decide(self, state: engine.State) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Actions, observations and networks of every unfinished game of ``state``.
 
-        Games that are over get ``PASS`` and network -1.
+        Games that are over get ``PASS`` and network -1. The legal actions it chose among stay in
+        :attr:`last_legal` (``(ids, offsets)``, as :func:`doudizhu_env.legal.bits_to_ids` gives them).
         """
         obs = observe(state)
         pos = network_of(state)
@@ -312,8 +329,14 @@ class DMCAgent(Agent):
         if len(live):
             q = self._q(obs, pos, ids, offsets)
             live_offsets = np.concatenate([offsets[live], [offsets[-1]]])
-            actions[live] = ids[segment_argmax(q, live_offsets)]
+            actions[live] = ids[self.pick(q, live_offsets)]
             explore = np.flatnonzero((self.rng.random(state.num_games) < self.epsilons(pos)) & (pos >= 0))
             if len(explore):
                 actions[explore] = sample_bits(bits[explore], self.rng)
+        self.last_legal = ids, offsets
         return actions, obs, pos
+
+    def pick(self, scores: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+        """Index (into ``scores``) of the action chosen in each segment ``offsets[i]:offsets[i+1]``
+        (none empty): the best (:func:`segment_argmax`)."""
+        return segment_argmax(scores, offsets)

@@ -8,8 +8,9 @@ Specs:
   standard rules; see ``docs/pretrained.md``), played greedily
 - ``rlcard``: rlcard's ``DouDizhuRuleAgentV1`` through :mod:`agents.rlcard_adapter`
   (extra ``peers``: ``pip install rlcard==1.2.0``)
-- ``dmc:PATH`` or a path ending in ``.pt``: a checkpoint of ``train.dmc``, played greedily
-  by :class:`agents.dmc.DMCAgent`
+- ``dmc:PATH`` or a path ending in ``.pt``: a checkpoint of ``train.dmc`` (or ``train.export``),
+  played greedily: by :class:`agents.dmc.DMCAgent` when the DMC learner wrote it, by
+  :class:`agents.policy.PolicyAgent` (its most probable action) when the PPO learner did
 - ``douzero:DIR`` or a path to a DouZero ``.ckpt`` file / a directory holding
   ``landlord.ckpt``, ``landlord_up.ckpt``, ``landlord_down.ckpt``: DouZero-format
   checkpoints through :mod:`agents.douzero_adapter` (needs torch)
@@ -45,7 +46,7 @@ PRETRAINED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "weights",
 
 
 class SharedModels:
-    """DMC models loaded once per checkpoint path and shared by the agents built with them.
+    """The models of checkpoints (DMC or PPO) loaded once per path and shared by the agents built with them.
 
     A model's forward pass changes nothing in it, so one model may serve many agents in many
     threads (``tests/test_shared_agents.py``); each agent keeps its own generator, so seeded
@@ -175,14 +176,15 @@ def check_specs(specs, rules: Rules | None = None, models: SharedModels | None =
 
 
 def _dmc_agent(path: str, rules: Rules | None, models: SharedModels | None = None) -> Agent:
-    """A greedy :class:`agents.dmc.DMCAgent` from a training checkpoint (``train.dmc``)."""
+    """The greedy agent of a training checkpoint (``train.dmc``) by the learner that wrote it: the
+    policy's weights only (a PPO file's critic is not read)."""
     from .checkpoint import load_model
-    from .dmc import DMCAgent
+    from .policy import policy_agent
 
     model = models.load(path) if models is not None else load_model(path)
     if rules is not None and action_table(rules).names != action_table(model.rules).names:
         raise ValueError(f"{path!r} was trained under rules {model.rules}; its actions differ from {rules}'s")
-    return DMCAgent(model)
+    return policy_agent(model, model.learner)
 
 
 def _search_agent(spec: str, rules: Rules | None, rng: np.random.Generator,

@@ -1,4 +1,4 @@
-"""Ablation of the DMC training choices: each variant trained on the same budget, evaluated on the same deals.
+"""Ablation of the training choices: each variant trained on the same budget, evaluated on the same deals.
 
 Every variant is ``configs/default.yaml`` with a few overrides, trained with
 ``num_actors: 0`` (one actor alternating with the learner in one process, so
@@ -29,7 +29,7 @@ import os
 import time
 
 from agents.checkpoint import load_model, read_checkpoint
-from agents.dmc import DMCAgent
+from agents.policy import policy_agent
 from doudizhu_arena.evaluation import evaluate_against
 from train.config import load_config
 from train.dmc import train
@@ -37,6 +37,9 @@ from train.dmc import train
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_CONFIG = os.path.join(ROOT, "configs", "default.yaml")
 
+#: What ``configs/ppo.yaml`` changes in ``configs/default.yaml``.
+PPO = {"learner": "ppo", "epsilon": 0.0, "epsilon_final": 0.0, "bidding_epsilon": 0.0,
+       "doubling_epsilon": 0.0, "batch_size": 4096, "minibatch_size": 1024}
 #: Variant name -> overrides of the default config.
 VARIANTS: dict[str, dict] = {
     "default": {},
@@ -80,6 +83,10 @@ VARIANTS: dict[str, dict] = {
     "fixed_share": {"objective": "adp", "model.history": "lstm"},
     "logadp": {"model.history": "lstm", "objective": "logadp"},
     "wp": {"objective": "wp"},
+    # the PPO learner with a critic that sees the hidden hands (configs/ppo.yaml's settings), and
+    # the same after a warm start by cloning RuleAgent
+    "ppo": PPO,
+    "ppo_warm": {**PPO, "warm_start_frames": 100_000},
 }
 #: The variants run when none are named.
 DEFAULT_VARIANTS = ("default", "lstm", "wide", "narrow", "deep_head", "douzero_sized", "batch_256",
@@ -102,7 +109,7 @@ def run_variant(name: str, overrides: dict, minutes: float, deals: int, out_dir:
     minutes = (time.monotonic() - start) / 60
     path = os.path.join(out_dir, cfg.run_name, "checkpoint.pt")
     model = load_model(path)
-    agent = DMCAgent(model) if eval_workers <= 1 else f"dmc:{path}"
+    agent = policy_agent(model, model.learner) if eval_workers <= 1 else f"dmc:{path}"
     report = evaluate_against(agent, model.rules, ["rule"], deals, seed=seed + 1000, workers=eval_workers)
     row = {"variant": name, "overrides": overrides, "frames": read_checkpoint(path)["frames"],
            "minutes": minutes}

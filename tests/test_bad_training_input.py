@@ -300,7 +300,7 @@ def test_dmc_help_shows_the_fields_docs_and_defaults():
     assert "--resume" in text and "--config FILE" in text
     flat = " ".join(text.split())
     defaults = TrainConfig()
-    assert f"Samples per learner update. (default: {defaults.batch_size})" in flat
+    assert f"ppo_epochs times). (default: {defaults.batch_size})" in flat
     assert "Width of the action embedding f(a). (default: 64)" in flat  # a model field
     assert "Baselines the evaluations play against. (default: [random, rule])" in flat
     for name in ("run_name", "learning_rate", "model.head_layers"):

@@ -38,7 +38,7 @@ def test_defaults_without_a_file():
     assert parse_args([]) == TrainConfig()
 
 
-@pytest.mark.parametrize("name", ["tiny.yaml", "default.yaml"])
+@pytest.mark.parametrize("name", ["tiny.yaml", "default.yaml", "ppo.yaml"])
 def test_shipped_configs_load(name):
     cfg = load_config(str(CONFIGS / name))
     data = yaml.safe_load((CONFIGS / name).read_text())
@@ -50,10 +50,11 @@ def test_shipped_configs_load(name):
     assert cfg.run_name == name.removesuffix(".yaml")
 
 
-def test_default_yaml_lists_every_field():
+@pytest.mark.parametrize("name", ["default.yaml", "ppo.yaml"])
+def test_default_yaml_lists_every_field(name):
     import yaml
 
-    data = yaml.safe_load((CONFIGS / "default.yaml").read_text())
+    data = yaml.safe_load((CONFIGS / name).read_text())
     assert set(data) == {f.name for f in dataclasses.fields(TrainConfig)}
     assert set(data["model"]) == {f.name for f in dataclasses.fields(ModelConfig)}
 
@@ -178,6 +179,10 @@ _NEW_VALUES = {
     "warm_start_agent": ("rlcard", "rlcard"),
     "backend": ("ray", "ray"),
     "ray_address": ("auto", "auto"),
+    "learner": ("ppo", "ppo"),
+    "gamma": ("0.5", 0.5),
+    "gae_lambda": ("0.5", 0.5),
+    "ppo_clip": ("0.5", 0.5),
 }
 
 

@@ -88,6 +88,16 @@ def test_ray_run_writes_checkpoints_scalars_and_evaluations_and_resumes(ray_inst
     assert max(steps) >= first["frames"] + 3000
 
 
+def test_a_ppo_run_on_ray_trains_its_policy_and_critic(ray_instance, tmp_path):
+    """learner: ppo on Ray actors: the same chunks of whole hands reach the PPO learner."""
+    cfg = ray_tiny(tmp_path, run_name="ppo", learner="ppo", games_per_actor=8, batch_size=256,
+                   minibatch_size=128, total_frames=2000)
+    train(cfg)
+    data = read_checkpoint(str(tmp_path / "ppo" / "checkpoint.pt"))
+    assert data["learner"] == "ppo" and data["frames"] >= 2000 and data["updates"] > 0 and data["critic"]
+    assert {"loss/policy", "ppo/entropy"} <= set(scalars(tmp_path / "ppo"))
+
+
 class _KeptFleet(ray_backend.Fleet):
     """The Fleet of a run, kept where the test can reach it."""
 

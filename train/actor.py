@@ -23,7 +23,14 @@ Two options bring other players into the actor's games:
   exploration as the model, and all its decisions become samples. The model
   learns Q of that agent's play (Monte-Carlo returns of its games), and the
   greedy policy over that Q is one step of policy improvement over it before
-  any self-play. Hands in progress at the switch are finished by the model.
+  any self-play; the PPO learner clones its decisions (marked ``taught`` in
+  the samples). Hands in progress at the switch are finished by the model.
+
+With ``learner: ppo`` the model plays as a policy, drawing each move from the
+softmax of its scores over the legal actions (:class:`agents.policy.PolicyAgent`),
+and the samples are whole trajectories with what the PPO learner needs: the
+hidden hands (the critic's input), the legal actions and ``steps_left``
+(:class:`train.buffer.EpisodeRecorder` with ``trajectories``).
 
 *Frames* are the decisions that become samples; an opponent's moves are part
 of the environment, as a Gymnasium opponent's are.
@@ -33,6 +40,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import functools
 import multiprocessing as mp
 import queue as queue_lib
 import signal
@@ -41,8 +49,9 @@ import numpy as np
 import torch
 
 from agents.dmc import DMCAgent, DMCModel, network_of
+from agents.policy import PolicyAgent
 from doudizhu_env import engine
-from doudizhu_env.legal import sample_bits
+from doudizhu_env.legal import bits_to_ids, sample_bits
 from doudizhu_env.observation import observe, seat_view
 
 from .buffer import EpisodeRecorder, concat_samples
@@ -119,9 +128,9 @@ class _Batch:
     """
 
     def __init__(self, rules, num_games: int, objective: str, rng: np.random.Generator,
-                 opponents=(), opponent_share: float = 0.0, hands: bool = False):
+                 opponents=(), opponent_share: float = 0.0, hands: bool = False, trajectories: bool = False):
         self.state = engine.reset(rng, num_games, rules)
-        self.recorder = EpisodeRecorder(num_games, objective, hands)
+        self.recorder = EpisodeRecorder(num_games, objective, hands, trajectories)
         self.games = np.arange(num_games)
         self.rng = rng
         self.opponents = list(opponents)
@@ -153,19 +162,24 @@ class _Batch:
         player = np.zeros(len(self.games), np.int64) if teacher else self.seat_of[self.games, s.to_act]
         actions = np.zeros(len(self.games), dtype=np.int64)
         mine = np.flatnonzero(player == 0)
+        legal = None
         if teacher is not None:
             obs, pos = observe(s), network_of(s)
             taught = teacher.act(seat_view(s))
             actions = explore(taught, s, pos, agent.epsilons(pos), agent.rng)
+            if self.recorder.legal is not None:
+                legal = bits_to_ids(engine.legal_bits(s))
         elif len(mine):
             actions[mine], obs, pos = agent.decide(engine.take(s, mine) if len(mine) < len(self.games) else s)
+            legal = agent.last_legal if self.recorder.legal is not None else None
         others = np.flatnonzero(player > 0)
         for opponent, theirs in _grouped(self.player_of[others], others):
             actions[theirs] = opponent.act(seat_view(s, theirs))
         before = s.redeals
         if len(mine):
             hidden = hidden_hands(s, mine) if self.recorder.hands is not None else None
-            self.recorder.record(mine, s.to_act[mine], pos, actions[mine], obs, hidden)
+            self.recorder.record(mine, s.to_act[mine], pos, actions[mine], obs, hidden, legal,
+                                 taught=teacher is not None)
         self.state = engine.step(s, actions, check=False, auto_reset=True)
         return self._finished(before), len(mine)
 
@@ -207,21 +221,27 @@ class Actor:
     :class:`PastSelves`) play the other seats of ``opponent_share`` of the games, and ``teacher`` (an
     agent) plays every seat while :meth:`step` is asked to warm up (see the
     module docstring).
+
+    With ``policy`` the model is a policy (:class:`agents.policy.PolicyAgent`, drawing each action
+    from its softmax, then epsilon-greedy exploration as configured) and the samples are whole
+    trajectories with the hidden hands, the legal actions and who made each decision
+    (:class:`train.buffer.EpisodeRecorder` with ``trajectories``): the policy learner's input.
     """
 
     def __init__(self, model: DMCModel, num_games: int, objective: str, rng: np.random.Generator,
                  bidding_epsilon: float | None = None, fixed_landlord_share: float = 0.0,
                  opponents: list | None = None, opponent_share: float = 0.0, teacher=None,
-                 doubling_epsilon: float | None = None):
-        self.agent = DMCAgent(model, rng=rng, bidding_epsilon=bidding_epsilon,
-                              doubling_epsilon=doubling_epsilon)
+                 doubling_epsilon: float | None = None, policy: bool = False):
+        kind = functools.partial(PolicyAgent, sample=True) if policy else DMCAgent
+        self.agent = kind(model, rng=rng, bidding_epsilon=bidding_epsilon, doubling_epsilon=doubling_epsilon)
         self.rng = rng
         self.opponents = list(opponents or [])
         self.teacher = teacher
         rules = model.rules
         fixed = int(round(num_games * fixed_landlord_share)) if rules.bidding else 0
         sizes = [(rules, num_games - fixed), (dataclasses.replace(rules, bidding=False), fixed)]
-        self.tables = [_Batch(r, n, objective, rng, self.opponents, opponent_share, model.cfg.hand_head)
+        hands = model.cfg.hand_head or policy  # the hand head's labels, or the critic's input
+        self.tables = [_Batch(r, n, objective, rng, self.opponents, opponent_share, hands, policy)
                        for r, n in sizes if n > 0]
         self.frames = 0
         self.hands = 0
@@ -241,7 +261,8 @@ class Actor:
         opponents = [build(spec) for spec in cfg.opponents] if cfg.opponent_share else []
         teacher = build(cfg.warm_start_agent) if cfg.warm_start_frames else None
         return cls(model, cfg.games_per_actor, cfg.objective, rng, cfg.bidding_epsilon,
-                   cfg.fixed_landlord_share, opponents, cfg.opponent_share, teacher, cfg.doubling_epsilon)
+                   cfg.fixed_landlord_share, opponents, cfg.opponent_share, teacher, cfg.doubling_epsilon,
+                   policy=cfg.learner == "ppo")
 
     def step(self, epsilon: float, warm: bool = False) -> list[dict[str, np.ndarray]]:
         """One decision in every game; the samples of the hands that ended (possibly none).

@@ -6,7 +6,15 @@ with ``hands`` the two hidden hands at that decision, the hand head's labels).
 When a hand ends, all its rows become samples whose target is the final
 result of the seat that made the decision (``objective_targets``), and the
 rows are freed. Everything is array operations over the batch; nothing
-loops per sample.
+loops per sample (but for the legal sets below, one small array per decision).
+
+With ``trajectories`` (the policy learner, :mod:`train.ppo`) the recorder also
+keeps each decision's legal actions and whether a teacher made it, and a
+finished hand's samples come as whole trajectories: each seat's decisions
+together, in the order they were made, ``steps_left`` counting the seat's
+decisions after each one in that hand (0 at its last). A chunk of finished
+hands can then be cut only between hands, never inside one
+(:meth:`SampleBuffer.take_whole`).
 
 :class:`SampleBuffer` is the learner's bounded FIFO of samples.
 """
@@ -22,6 +30,9 @@ from doudizhu_env.rewards import OBJECTIVES, shape_reward
 
 #: The fields of every sample; a recorder with ``hands`` adds ``hands`` (``(N, 2, NUM_RANKS)`` int8).
 SAMPLE_FIELDS = ("obs", "action", "network", "target")
+#: The fields a recorder with ``trajectories`` adds: the legal actions of each sample (``legal``, all
+#: samples' ids one after the other, ``legal_count`` of them each), ``steps_left`` and ``taught``.
+TRAJECTORY_FIELDS = ("legal", "legal_count", "steps_left", "taught")
 
 
 def objective_targets(points: np.ndarray, objective: str) -> np.ndarray:
@@ -48,7 +59,8 @@ def unpack_obs(bits: np.ndarray) -> np.ndarray:
 class EpisodeRecorder:
     """Decisions of ``num_games`` hands in progress; see the module docstring."""
 
-    def __init__(self, num_games: int, objective: str = "adp", hands: bool = False):
+    def __init__(self, num_games: int, objective: str = "adp", hands: bool = False,
+                 trajectories: bool = False):
         # a hand has at most 3 * (redeals + 1) + MAX_HISTORY decisions; a ring of
         # num_games * 2 * MAX_HISTORY rows is never overrun in practice, and checked
         self.capacity = num_games * 2 * MAX_HISTORY
@@ -59,12 +71,19 @@ class EpisodeRecorder:
         self.game = np.full(self.capacity, -1, dtype=np.int64)
         self.seat = np.zeros(self.capacity, dtype=np.int8)
         self.hands = np.zeros((self.capacity, 2, NUM_RANKS), dtype=np.int8) if hands else None
+        self.legal = np.empty(self.capacity, dtype=object) if trajectories else None
+        self.taught = np.zeros(self.capacity, dtype=bool)
+        self.time = np.zeros(self.capacity, dtype=np.int64)  # decisions recorded before this one
+        self.recorded = 0
         self.head = 0
 
     def record(self, games: np.ndarray, seats, networks, actions, obs: np.ndarray,
-               hidden: np.ndarray | None = None) -> None:
+               hidden: np.ndarray | None = None, legal: tuple[np.ndarray, np.ndarray] | None = None,
+               taught: bool = False) -> None:
         """Append one decision for each of ``games``; ``hidden`` (``(n, 2, NUM_RANKS)``: the next
-        seat's hand and the one after it) is required by a recorder with ``hands``."""
+        seat's hand and the one after it) is required by a recorder with ``hands``, ``legal``
+        (``(ids, offsets)`` of the legal actions of each decision) by one with ``trajectories``;
+        ``taught``: a teacher made these decisions."""
         n = len(games)
         rows = (self.head + np.arange(n)) % self.capacity
         if np.any(self.game[rows] >= 0):
@@ -76,6 +95,15 @@ class EpisodeRecorder:
             if hidden is None:
                 raise ValueError("this recorder keeps the hidden hands (hands=True): pass `hidden`")
             self.hands[rows] = hidden
+        if self.legal is not None:
+            if legal is None:
+                raise ValueError("this recorder keeps the legal actions (trajectories=True): pass `legal`")
+            ids, offsets = legal
+            for row, start, stop in zip(rows, offsets[:-1], offsets[1:], strict=True):
+                self.legal[row] = ids[start:stop].astype(np.int32)
+        self.taught[rows] = taught
+        self.time[rows] = self.recorded + np.arange(n)
+        self.recorded += n
         self.head = int((self.head + n) % self.capacity)
 
     def finish(self, games: np.ndarray, points: np.ndarray) -> dict[str, np.ndarray]:
@@ -83,13 +111,30 @@ class EpisodeRecorder:
         slot = np.full(max(int(self.game.max(initial=-1)), int(np.max(games, initial=-1))) + 2, -1)
         slot[games] = np.arange(len(games))
         rows = np.flatnonzero((self.game >= 0) & (slot[self.game] >= 0))
+        if self.legal is not None:  # each seat's decisions together, in order (module docstring)
+            rows = rows[np.lexsort((self.time[rows], self.seat[rows], self.game[rows]))]
         targets = objective_targets(points[slot[self.game[rows]], self.seat[rows]], self.objective)
         out = {"obs": self.obs[rows], "action": self.action[rows], "network": self.network[rows],
                "target": targets}
         if self.hands is not None:
             out["hands"] = self.hands[rows]
+        if self.legal is not None:
+            out.update(self._trajectory_fields(rows))
+            self.legal[rows] = None
         self.game[rows] = -1
         return out
+
+    def _trajectory_fields(self, rows: np.ndarray) -> dict[str, np.ndarray]:
+        """The :data:`TRAJECTORY_FIELDS` of ``rows`` (sorted by game, seat and time)."""
+        legal = list(self.legal[rows])
+        key = self.game[rows] * 3 + self.seat[rows]
+        last = np.r_[key[1:] != key[:-1], True]  # the last row of each trajectory
+        ends = np.flatnonzero(last)
+        end_of_row = ends[np.searchsorted(ends, np.arange(len(rows)))]
+        return {"legal": np.concatenate(legal) if legal else np.zeros(0, np.int32),
+                "legal_count": np.array([len(a) for a in legal], np.int32),
+                "steps_left": (end_of_row - np.arange(len(rows))).astype(np.int16),
+                "taught": self.taught[rows]}
 
 
 class SampleBuffer:
@@ -126,6 +171,20 @@ class SampleBuffer:
         self.parts = ([rest] if count > n else []) + self.parts[used:]
         self.size -= n
         return {k: v[:n] for k, v in joined.items()}
+
+    def take_whole(self, n: int) -> dict[str, np.ndarray] | None:
+        """The oldest chunks, whole, as one (removed): as few as hold ``n`` samples or more; None when
+        all of them hold fewer. Chunks of whole hands give whole hands (the policy learner's)."""
+        if self.size < n:
+            return None
+        used, count = 0, 0
+        while count < n:
+            count += len(self.parts[used]["target"])
+            used += 1
+        joined = concat_samples(self.parts[:used])
+        self.parts = self.parts[used:]
+        self.size -= count
+        return joined
 
 
 def concat_samples(chunks: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:

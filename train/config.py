@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 import yaml
 
+from agents.checkpoint import LEARNERS
 from agents.dmc import ModelConfig
 from doudizhu_arena.cluster import BACKENDS
 from doudizhu_env.cards import NUM_RANKS
@@ -47,10 +48,14 @@ class ConfigError(ValueError):
 
 @dataclass
 class TrainConfig:
-    """Everything a DMC self-play run needs. Field docstrings are the reference."""
+    """Everything a self-play run needs (DMC or PPO). Field docstrings are the reference."""
 
     run_name: str = "dmc"
     """Name of the run: its folder under ``out_dir``."""
+    learner: str = "dmc"
+    """The learner: ``dmc`` (Deep Monte-Carlo: Q(s, a) regressed on the hands' results) or ``ppo``
+    (a softmax policy over the legal actions by PPO, with a critic that sees the hidden hands
+    during training: :mod:`train.ppo`). Both train the same five networks, with the same actors."""
     out_dir: str = "runs"
     """Where checkpoints and TensorBoard event files go (``out_dir/run_name``)."""
     seed: int = 0
@@ -99,8 +104,9 @@ class TrainConfig:
     against ``past`` draws one of them uniformly)."""
     warm_start_frames: int = 0
     """For the run's first this many frames, ``warm_start_agent`` plays every seat of the actors'
-    games (epsilon-greedily, with the model's exploration) and the model learns the Q-values of
-    its play: a warm start from what that agent knows, before self-play."""
+    games (epsilon-greedily, with the model's exploration) and the model learns from its play, a
+    warm start from what that agent knows, before self-play: DMC learns the Q-values of its play,
+    PPO clones it (the policy's cross-entropy on its decisions; the critic learns its values)."""
     warm_start_agent: str = "rule"
     """The agent spec that plays the warm-start games."""
     init_weights: str = ""
@@ -110,7 +116,8 @@ class TrainConfig:
     schedule goes on where it was), the optimizer starts fresh. Ignored by ``--resume``, which
     continues the run's own checkpoint."""
     batch_size: int = 1024
-    """Samples per learner update."""
+    """Samples per learner update (``ppo``: per batch of whole hands, cut into ``minibatch_size``
+    gradient steps ``ppo_epochs`` times)."""
     learning_rate: float = 3e-4
     """Adam step size (at the start of the run)."""
     learning_rate_end_factor: float = 1.0
@@ -120,6 +127,21 @@ class TrainConfig:
     budget). 1 = constant; below 1 needs ``total_frames`` or ``max_minutes``."""
     max_grad_norm: float = 10.0
     """Gradient clipping."""
+    gamma: float = 1.0
+    """``ppo``: the discount per decision of a seat (the only reward is the hand's result, at its end)."""
+    gae_lambda: float = 0.95
+    """``ppo``: lambda of the generalized advantage estimates over each seat's decisions in a hand
+    (1: Monte-Carlo returns less the critic's value; 0: one-step temporal differences)."""
+    ppo_clip: float = 0.2
+    """``ppo``: the clip range of the probability ratio, new policy / policy at the batch's start."""
+    ppo_epochs: int = 2
+    """``ppo``: passes over each batch (``batch_size`` samples or more, whole hands)."""
+    minibatch_size: int = 1024
+    """``ppo``: samples per gradient step; each batch is cut into minibatches after a shuffle."""
+    entropy_coef: float = 0.01
+    """``ppo``: weight of the policy's entropy bonus (mean over the samples of a minibatch)."""
+    value_coef: float = 0.5
+    """``ppo``: weight of the critic's squared error against the returns."""
     hand_loss_weight: float = 1.0
     """With ``model.hand_head``: the weight of the hand head's cross-entropy (mean over the two
     hidden seats' ranks) added to the Q-values' squared error."""
@@ -180,6 +202,7 @@ class TrainConfig:
             value = getattr(self, f.name)
             if isinstance(value, float) and not math.isfinite(value):
                 raise ConfigError(f"{f.name} must be a finite number, got {value}")
+        self._check_ppo()
         if self.objective not in OBJECTIVES:
             raise ConfigError(f"objective must be one of {OBJECTIVES}, got {short(self.objective)}")
         if self.rules not in ("standard", "douzero"):
@@ -232,6 +255,25 @@ class TrainConfig:
         self._check_backend()
         if not _DEVICE.fullmatch(self.device):
             raise ConfigError(f"device must be auto, cpu, cuda, cuda:N or mps, got {short(self.device)}")
+
+    def _check_ppo(self) -> None:
+        if self.learner not in LEARNERS:
+            raise ConfigError(f"learner must be one of {LEARNERS}, got {short(self.learner)}")
+        ranges = {"gamma": (0.0, False, 1.0, "a discount in (0, 1]"),
+                  "gae_lambda": (0.0, True, 1.0, "in [0, 1]"),
+                  "ppo_clip": (0.0, False, 1.0, "a clip range in (0, 1]")}
+        for name, (low, low_ok, high, what) in ranges.items():
+            value = getattr(self, name)
+            if not (low <= value <= high) or (value == low and not low_ok):
+                raise ConfigError(f"{name} must be {what}, got {value}")
+        if not 1 <= self.ppo_epochs <= 100:
+            raise ConfigError(f"ppo_epochs must be in 1..100 (passes over each batch), got {self.ppo_epochs}")
+        if self.minibatch_size < 1 or (self.learner == "ppo" and self.minibatch_size > self.batch_size):
+            raise ConfigError(f"minibatch_size must be in 1..batch_size ({self.batch_size}), got "
+                              f"{self.minibatch_size}")
+        for name in ("entropy_coef", "value_coef"):
+            if getattr(self, name) < 0:
+                raise ConfigError(f"{name} must be >= 0, got {getattr(self, name)}")
 
     def memory_bytes(self) -> int:
         """About how much memory the run's samples take: every actor's hands in progress (one row per

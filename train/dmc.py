@@ -1,8 +1,9 @@
-"""DMC self-play training of the whole game (bidding, doubling and play), logged to TensorBoard.
+"""Self-play training of the whole game (bidding, doubling and play) by DMC or PPO, logged to TensorBoard.
 
 Run::
 
     python -m train.dmc --config configs/default.yaml --max-minutes 5
+    python -m train.dmc --config configs/ppo.yaml --max-minutes 5          # learner: ppo
     python -m train.dmc --config configs/tiny.yaml --run-name test --total-frames 5000
     python -m train.dmc --config configs/default.yaml --resume        # continue runs/<run_name>
 
@@ -25,7 +26,10 @@ How it works, top to bottom:
    (:mod:`train.ray_backend`), and everything else is the same.
 3. The learner (this process) takes fixed-size batches from a bounded
    buffer, regresses Q(s, a) on the targets with Adam, and updates the shared
-   weights in place.
+   weights in place. With ``learner: ppo`` the same networks are a policy
+   and the learner is :class:`train.ppo.PPOLearner` (batches of whole hands,
+   a critic that sees the hidden hands, the clipped objective); the rest of
+   the run is the same.
 4. Every ``checkpoint_minutes`` a checkpoint; every ``eval_minutes`` an
    evaluation through the arena against the baselines; at the end both,
    and the evaluation table is printed.
@@ -53,8 +57,9 @@ import numpy as np
 import torch
 import torch.multiprocessing as mp
 
-from agents.checkpoint import CheckpointError, load_model, read_checkpoint, save_checkpoint
-from agents.dmc import DMCAgent, DMCModel
+from agents.checkpoint import CheckpointError, learner_of, load_model, read_checkpoint, save_checkpoint
+from agents.dmc import DMCModel
+from agents.policy import policy_agent
 from doudizhu_env.checks import is_int, short
 from doudizhu_env.files import atomic_write, output_problem, remove_inside
 from doudizhu_env.rules import Rules
@@ -63,6 +68,7 @@ from .actor import PAST, Actor, actor_process, epsilon_at
 from .buffer import SampleBuffer
 from .config import ConfigError, TrainConfig, load_config, one_line, override_parser, resolve_device
 from .learner import Learner
+from .ppo import PPOLearner
 
 
 class Run:
@@ -75,12 +81,14 @@ class Run:
         self.rules = Rules.preset(cfg.rules)
         torch.manual_seed(cfg.seed)
         self.model = DMCModel(self.rules, cfg.model)
+        self.model.learner = cfg.learner
         self.frames, self.updates, self.resumed_from, self.resumed_updates = 0, 0, 0, 0
         self.stop_signal: str | None = None  # the signal's name once the user asked the run to stop
         device = resolve_device(cfg.device)
         self.train_model = self.model if device == "cpu" else copy.deepcopy(self.model).to(device)
-        self.learner = Learner(self.train_model, cfg.learning_rate, cfg.max_grad_norm, device,
-                               cfg.hand_loss_weight)
+        self.learner = make_learner(cfg, self.train_model, device)
+        self.trained = 0  # samples the learner took since this run started
+        self.last_entropy = float("nan")  # PPO's policy entropy at the last progress line
         if resume:
             self._resume()
         elif cfg.init_weights:
@@ -99,6 +107,9 @@ class Run:
             raise CheckpointError(f"--resume: no checkpoint at {self.ckpt_path!r}; expected the "
                                   "checkpoint.pt of an earlier run with this out_dir and run_name")
         data = read_checkpoint(self.ckpt_path)
+        if learner_of(data) != self.cfg.learner:
+            raise CheckpointError(f"--resume: {self.ckpt_path!r} was written by the {learner_of(data)} "
+                                  f"learner; expected learner: {learner_of(data)} to continue it")
         model = load_model(self.ckpt_path, self.rules, self.cfg.model)
         frames, updates, rng = _resume_state(self.ckpt_path, data)
         try:
@@ -111,6 +122,8 @@ class Run:
         self.frames = self.resumed_from = frames
         self.updates = self.resumed_updates = self.learner.updates = updates
         torch.set_rng_state(rng)
+        if isinstance(self.learner, PPOLearner):
+            resume_critic(self.learner, self.ckpt_path, data)
 
     def _init_from(self, spec: str):
         """Start from the weights of ``spec`` (a file or ``pretrained``), counting on from its frames."""
@@ -168,8 +181,10 @@ class Run:
         return self.frames < self.cfg.warm_start_frames
 
     def train_on_buffer(self) -> None:
-        """Learner updates while the buffer holds a full batch."""
-        while (batch := self.buffer.take(self.cfg.batch_size)) is not None:
+        """Learner updates while the buffer holds a full batch (PPO: of whole hands)."""
+        take = self.buffer.take_whole if self.cfg.learner == "ppo" else self.buffer.take
+        while (batch := take(self.cfg.batch_size)) is not None:
+            self.trained += len(batch["target"])
             self.learner.learning_rate = self.learning_rate()
             for key, value in self.learner.update(batch).items():
                 self.stats.setdefault(key, []).append(value)
@@ -194,6 +209,7 @@ class Run:
         self.writer.add_scalar("perf/updates", self.updates, step)
         self.writer.add_scalar("perf/trained_share", share, step)
         self.writer.flush()
+        self.last_entropy = means.get("ppo/entropy", float("nan"))
         self.stats.clear()
         self.last.update(log=now, frames=self.frames)
         print(self.progress_line(fps, means.get("loss/all", float("nan")), share), flush=True)
@@ -201,30 +217,38 @@ class Run:
     def trained_share(self) -> float:
         """Share of the samples made since the start that the learner trained on."""
         made = self.frames - self.resumed_from
-        return min(1.0, (self.updates - self.resumed_updates) * self.cfg.batch_size / made) if made else 0.0
+        return min(1.0, self.trained / made) if made else 0.0
 
     def progress_line(self, fps: float, loss: float, share: float) -> str:
         cfg, minutes = self.cfg, self.elapsed_minutes()
         parts = [f"[{minutes:5.1f} min]", f"frames {self.frames:,}"]
         if cfg.total_frames:
             parts[-1] += f"/{cfg.total_frames:,}"
-        parts += [f"{fps:,.0f} frames/s", f"updates {self.updates:,}", f"loss {loss:.4f}",
-                  f"eps {self.epsilon():.3f}", f"trained on {share:.1%} of samples"]
+        explore = f"eps {self.epsilon():.3f}"
+        if cfg.learner == "ppo":
+            explore = f"entropy {self.last_entropy:.3f}" + (" (cloning)" if self.warming() else "")
+        parts += [f"{fps:,.0f} frames/s", f"updates {self.updates:,}", f"loss {loss:.4f}", explore,
+                  f"trained on {share:.1%} of samples"]
         if cfg.max_minutes:
             parts.append(f"{max(cfg.max_minutes - minutes, 0.0):.1f} min left")
         return "  ".join(parts)
 
     def checkpoint(self) -> None:
+        learner = {"learner": self.cfg.learner}
+        rng = {"torch": torch.get_rng_state()}
+        if isinstance(self.learner, PPOLearner):  # the critic, for --resume only: no agent reads it
+            learner["critic"] = self.learner.critic.state_dict()
+            rng["shuffle"] = self.learner.generator.get_state()
         save_checkpoint(
             self.ckpt_path, self.train_model, self.learner.optimizer,
             frames=int(self.frames), updates=int(self.updates), train_config=self.cfg.to_dict(),
-            rng={"torch": torch.get_rng_state()},
+            rng=rng, **learner,
         )
         if self.cfg.keep_checkpoints:
             kept = os.path.join(self.dir, "checkpoints")
             os.makedirs(kept, exist_ok=True)
             save_checkpoint(os.path.join(kept, f"{int(self.frames):012d}.pt"), self.train_model,
-                            frames=int(self.frames), updates=int(self.updates),
+                            frames=int(self.frames), updates=int(self.updates), learner=self.cfg.learner,
                             train_config=self.cfg.to_dict(), minutes=self.elapsed_minutes())
         self.last["ckpt"] = time.monotonic()
 
@@ -232,8 +256,9 @@ class Run:
         """WP / ADP against each baseline through the arena; logged and written to eval.json."""
         from doudizhu_arena.evaluation import evaluate_against
 
-        report = evaluate_against(DMCAgent(self.model), self.rules, self.cfg.eval_opponents,
-                                  self.cfg.eval_deals, seed=self.cfg.seed)
+        agent = policy_agent(self.model, self.cfg.learner)
+        report = evaluate_against(agent, self.rules, self.cfg.eval_opponents, self.cfg.eval_deals,
+                                  seed=self.cfg.seed)
         for name, figures in report.items():
             for key, value in figures.items():
                 if key != "table":
@@ -253,6 +278,24 @@ class Run:
         if due and self.cfg.eval_deals:  # eval_deals 0: no evaluation, periodic or final
             self.evaluate()
         self.maybe_log()
+
+
+def make_learner(cfg: TrainConfig, model: DMCModel, device: str):
+    """The learner ``cfg.learner`` names, training ``model`` on ``device``."""
+    if cfg.learner == "ppo":
+        return PPOLearner(model, cfg, device)
+    return Learner(model, cfg.learning_rate, cfg.max_grad_norm, device, cfg.hand_loss_weight)
+
+
+def resume_critic(learner: PPOLearner, path: str, data: dict) -> None:
+    """The critic's weights and the shuffles' generator of a PPO checkpoint, into ``learner``
+    (CheckpointError when the file has none that fit)."""
+    try:
+        learner.critic.load_state_dict(data["critic"])
+        learner.generator.set_state(data["rng"]["shuffle"])
+    except (KeyError, TypeError, ValueError, RuntimeError) as err:
+        raise CheckpointError(f"{path!r}: no critic of this model to resume a ppo run from "
+                              f"({short(str(err), 120)})") from None
 
 
 def _resume_state(path: str, data: dict) -> tuple[int, int, torch.Tensor]:
