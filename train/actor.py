@@ -48,6 +48,7 @@ import signal
 import numpy as np
 import torch
 
+from agents.base import Agent
 from agents.dmc import DMCAgent, DMCModel, network_of
 from agents.policy import PolicyAgent
 from doudizhu_env import engine
@@ -204,9 +205,9 @@ def hidden_hands(state: engine.State, games: np.ndarray) -> np.ndarray:
     return np.stack([state.hands[games, (seat + 1) % 3], state.hands[games, (seat + 2) % 3]], axis=1)
 
 
-def _grouped(players: np.ndarray, games: np.ndarray) -> list[tuple[object, np.ndarray]]:
+def _grouped(players: np.ndarray, games: np.ndarray) -> list[tuple[Agent, np.ndarray]]:
     """``(player, its games)`` for each distinct player (by identity) of ``players``, first seen first."""
-    groups: dict[int, tuple[object, list[int]]] = {}
+    groups: dict[int, tuple[Agent, list[int]]] = {}
     for player, game in zip(players, games, strict=True):
         groups.setdefault(id(player), (player, []))[1].append(game)
     return [(player, np.array(mine, np.int64)) for player, mine in groups.values()]

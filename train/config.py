@@ -384,7 +384,7 @@ def field_docs(cls) -> dict[str, str]:
         source = textwrap.dedent(inspect.getsource(cls))
     except (OSError, TypeError):
         return {}
-    body = ast.parse(source).body[0].body
+    body = typing.cast(ast.ClassDef, ast.parse(source).body[0]).body
     docs = {}
     for stmt, after in zip(body, body[1:], strict=False):
         if (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)
@@ -474,7 +474,7 @@ MAX_CONFIG_BYTES = 2**20
 
 def load_config(path: str | None = None, overrides: dict | None = None) -> TrainConfig:
     """The config of YAML file ``path`` (or the defaults) with dotted-key ``overrides`` applied."""
-    data = {}
+    data: dict = {}
     if path:
         refusal = input_refusal(path, "config", "a YAML file of TrainConfig fields such as "
                                 "configs/default.yaml", MAX_CONFIG_BYTES)

@@ -52,6 +52,7 @@ import signal
 import sys
 import threading
 import time
+from typing import Any
 
 import numpy as np
 import torch
@@ -234,7 +235,7 @@ class Run:
         return "  ".join(parts)
 
     def checkpoint(self) -> None:
-        learner = {"learner": self.cfg.learner}
+        learner: dict[str, Any] = {"learner": self.cfg.learner}
         rng = {"torch": torch.get_rng_state()}
         if isinstance(self.learner, PPOLearner):  # the critic, for --resume only: no agent reads it
             learner["critic"] = self.learner.critic.state_dict()
