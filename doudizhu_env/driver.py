@@ -106,7 +106,7 @@ class Turn(NamedTuple):
 
 
 def drive(state: engine.State, seat_player: np.ndarray, players, *, auto_reset: bool = False,
-          max_steps: int | None = None) -> Iterator[Turn]:
+          max_steps: int | None = None, check: bool | None = None) -> Iterator[Turn]:
     """Step the games of ``state``, the players of ``seat_player`` (as in :func:`seat_actions`)
     choosing, and yield every step as a :class:`Turn`: the one loop that drives seats.
 
@@ -116,11 +116,12 @@ def drive(state: engine.State, seat_player: np.ndarray, players, *, auto_reset: 
     games dealt again, as :func:`doudizhu_env.engine.step` does), after ``max_steps`` steps. A
     caller that wants to see each decision (a recorder, a benchmark gathering positions, a table
     narrating) reads the turns; one that wants only the end calls :func:`play_out`. The engine
-    checks the actions unless every player declares them legal by construction.
+    checks the actions unless every player declares them legal by construction, or the caller
+    says ``check=False`` (a trusted caller that has measured what the check costs it).
     """
     if auto_reset and max_steps is None:
         raise ValueError("drive(..., auto_reset=True) never ends by itself; give max_steps")
-    check = needs_check(players)
+    check = needs_check(players) if check is None else check
     rows = np.arange(state.num_games)
     steps = 0
     while max_steps is None or steps < max_steps:

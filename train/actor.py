@@ -52,6 +52,7 @@ from agents.base import Agent
 from agents.dmc import DMCAgent, DMCModel, network_of
 from agents.policy import PolicyAgent
 from doudizhu_env import engine
+from doudizhu_env.driver import drive
 from doudizhu_env.legal import bits_to_ids, sample_bits
 from doudizhu_env.observation import observe, seat_view
 
@@ -160,29 +161,31 @@ class _Batch:
         """One decision in every game: the samples of the hands that ended or were redealt, and the
         number of decisions recorded. With a ``teacher`` it plays (and records) every seat."""
         s = self.state
-        player = np.zeros(len(self.games), np.int64) if teacher else self.seat_of[self.games, s.to_act]
-        actions = np.zeros(len(self.games), dtype=np.int64)
-        mine = np.flatnonzero(player == 0)
-        legal = None
+        learner = _Learner(agent, teacher, legal=self.recorder.legal is not None)
         if teacher is not None:
-            obs, pos = observe(s), network_of(s)
-            taught = teacher.act(seat_view(s))
-            actions = explore(taught, s, pos, agent.epsilons(pos), agent.rng)
-            if self.recorder.legal is not None:
-                legal = bits_to_ids(engine.legal_bits(s))
-        elif len(mine):
-            actions[mine], obs, pos = agent.decide(engine.take(s, mine) if len(mine) < len(self.games) else s)
-            legal = agent.last_legal if self.recorder.legal is not None else None
-        others = np.flatnonzero(player > 0)
-        for opponent, theirs in _grouped(self.player_of[others], others):
-            actions[theirs] = opponent.act(seat_view(s, theirs))
-        before = s.redeals
+            seat_player, players = np.zeros((len(self.games), 3), np.int64), [learner]
+        else:
+            seat_player, players = self._seat_players(learner)
+        # the driver's one step, unchecked: every player here picks among the legal actions, and the
+        # engine's check more than doubles a step at these batch sizes (B=4096: 2.4 ms, 1.0 without)
+        turn = next(drive(s, seat_player, players, auto_reset=True, max_steps=1, check=False))
+        mine = np.flatnonzero(seat_player[self.games, s.to_act] == 0)
         if len(mine):
             hidden = hidden_hands(s, mine) if self.recorder.hands is not None else None
-            self.recorder.record(mine, s.to_act[mine], pos, actions[mine], obs, hidden, legal,
-                                 taught=teacher is not None)
-        self.state = engine.step(s, actions, check=False, auto_reset=True)
-        return self._finished(before), len(mine)
+            self.recorder.record(mine, s.to_act[mine], learner.pos, turn.actions[mine], learner.obs, hidden,
+                                 learner.legal, taught=teacher is not None)
+        self.state = turn.after
+        return self._finished(s.redeals), len(mine)
+
+    def _seat_players(self, learner) -> tuple[np.ndarray, list]:
+        """Who plays each seat this step, for the driver: 0 the learner, ``1 + k`` the k-th distinct
+        opponent object (a past self is one object per copy)."""
+        mixed = np.flatnonzero(self.mixed)
+        groups = _grouped(self.player_of[mixed], mixed)
+        seat_player = self.seat_of.copy()
+        for k, (_, games) in enumerate(groups):
+            seat_player[games] = np.where(self.seat_of[games] > 0, 1 + k, 0)
+        return seat_player, [learner, *(player for player, _ in groups)]
 
     def _finished(self, redeals_before: np.ndarray) -> list[dict[str, np.ndarray]]:
         out = []
@@ -196,6 +199,31 @@ class _Batch:
         if len(redealt):
             out.append(self.recorder.finish(redealt, np.zeros((len(redealt), 3), np.float32)))
         return out
+
+
+class _Learner:
+    """The learning agent as a player of the driver, keeping what the recorder needs of its step:
+    the observations and networks of its games and, for PPO's trajectories, their legal actions.
+    With a ``teacher``, the teacher chooses (with the agent's exploration) and the agent records."""
+
+    needs_view = False  # the model observes the acting seat's own view (observation.observe)
+    legal_by_construction = True
+
+    def __init__(self, agent: DMCAgent, teacher=None, legal: bool = False):
+        self.agent, self.teacher, self.keep_legal = agent, teacher, legal
+        self.obs = self.pos = np.zeros(0)
+        self.legal: tuple[np.ndarray, np.ndarray] | None = None
+
+    def act(self, state: engine.State) -> np.ndarray:
+        if self.teacher is None:
+            actions, self.obs, self.pos = self.agent.decide(state)
+            self.legal = self.agent.last_legal if self.keep_legal else None
+            return actions
+        self.obs, self.pos = observe(state), network_of(state)
+        taught = self.teacher.act(seat_view(state))
+        if self.keep_legal:
+            self.legal = bits_to_ids(engine.legal_bits(state))
+        return explore(taught, state, self.pos, self.agent.epsilons(self.pos), self.agent.rng)
 
 
 def hidden_hands(state: engine.State, games: np.ndarray) -> np.ndarray:
