@@ -95,7 +95,7 @@ def test_explore_keeps_finished_games_and_draws_legal_moves():
 
 
 def _seats(actor: Actor) -> np.ndarray:
-    return np.concatenate([t.seat_of for t in actor.tables])
+    return np.concatenate([t.seat_player for t in actor.tables])
 
 
 @pytest.mark.parametrize("share", [0.25, 1.0])

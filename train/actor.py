@@ -123,7 +123,7 @@ class _Batch:
     """One batch of games under one rule set, who plays which seat, and the decisions of its hands
     in progress.
 
-    ``seat_of[g, k]`` is 0 where the model plays seat ``k`` of game ``g``, and ``1 + i`` where
+    ``seat_player[g, k]`` is 0 where the model plays seat ``k`` of game ``g``, and ``1 + i`` where
     opponent ``i`` does; ``player_of[g]`` is the agent that plays the opponent seats of game ``g``
     this hand (one of :class:`PastSelves`'s copies where opponent ``i`` is one). The first
     ``opponent_share`` of the games have opponents.
@@ -138,7 +138,7 @@ class _Batch:
         self.opponents = list(opponents)
         mixed = int(round(num_games * opponent_share)) if self.opponents else 0
         self.mixed = self.games < mixed
-        self.seat_of = np.zeros((num_games, 3), np.int64)
+        self.seat_player = np.zeros((num_games, 3), np.int64)
         self.player_of = np.full(num_games, None, object)
         self._draw_seats(self.games[self.mixed])
 
@@ -149,7 +149,7 @@ class _Batch:
         mine = self.rng.integers(1, 3, len(games))
         rank = self.rng.random((len(games), 3)).argsort(1).argsort(1)
         opponent = self.rng.integers(0, len(self.opponents), len(games))
-        self.seat_of[games] = np.where(rank < mine[:, None], 0, 1 + opponent[:, None])
+        self.seat_player[games] = np.where(rank < mine[:, None], 0, 1 + opponent[:, None])
         for i, player in enumerate(self.opponents):
             drawn = games[opponent == i]
             if isinstance(player, PastSelves):
@@ -163,13 +163,13 @@ class _Batch:
         s = self.state
         learner = _Learner(agent, teacher, legal=self.recorder.legal is not None)
         if teacher is not None:
-            seat_player, players = np.zeros((len(self.games), 3), np.int64), [learner]
+            by_seat, players = np.zeros((len(self.games), 3), np.int64), [learner]
         else:
-            seat_player, players = self._seat_players(learner)
+            by_seat, players = self._seat_players(learner)
         # the driver's one step, unchecked: every player here picks among the legal actions, and the
         # engine's check more than doubles a step at these batch sizes (B=4096: 2.4 ms, 1.0 without)
-        turn = next(drive(s, seat_player, players, auto_reset=True, max_steps=1, check=False))
-        mine = np.flatnonzero(seat_player[self.games, s.to_act] == 0)
+        turn = next(drive(s, by_seat, players, auto_reset=True, max_steps=1, check=False))
+        mine = np.flatnonzero(by_seat[self.games, s.to_act] == 0)
         if len(mine):
             hidden = hidden_hands(s, mine) if self.recorder.hands is not None else None
             self.recorder.record(mine, s.to_act[mine], learner.pos, turn.actions[mine], learner.obs, hidden,
@@ -182,10 +182,10 @@ class _Batch:
         opponent object (a past self is one object per copy)."""
         mixed = np.flatnonzero(self.mixed)
         groups = _grouped(self.player_of[mixed], mixed)
-        seat_player = self.seat_of.copy()
+        by_seat = self.seat_player.copy()
         for k, (_, games) in enumerate(groups):
-            seat_player[games] = np.where(self.seat_of[games] > 0, 1 + k, 0)
-        return seat_player, [learner, *(player for player, _ in groups)]
+            by_seat[games] = np.where(self.seat_player[games] > 0, 1 + k, 0)
+        return by_seat, [learner, *(player for player, _ in groups)]
 
     def _finished(self, redeals_before: np.ndarray) -> list[dict[str, np.ndarray]]:
         out = []
