@@ -52,6 +52,17 @@ from doudizhu_env.rules import Rules, resolve_rules
 #: The keys of a report's figures per agent, in their order in :func:`format_report`.
 REPORT_ROLES = ("all", ROLE_NAMES[0], "farmer", *ROLE_NAMES[1:])
 DUPLICATE_MODES = ("rotate", "swap", "none")
+#: The two modes every judge plays: with bidding (the seat decides the role), and with a fixed
+#: landlord (no bidding; each deal names its landlord; ``--fixed-landlord`` on the command line).
+MODES = ("bidding", "fixed_landlord")
+
+
+def mode_rules(mode: str, rules: Rules | str = "standard") -> Rules:
+    """``rules`` (a preset name or :class:`Rules`) in ``mode``: as they are with bidding, without it
+    for ``fixed_landlord``."""
+    if mode not in MODES:
+        raise ValueError(f"unknown mode {mode!r}; expected one of {list(MODES)}")
+    return dataclasses.replace(resolve_rules(rules), bidding=mode == "bidding")
 Z95 = 1.959963984540054
 
 

@@ -62,7 +62,7 @@ def no_hang(seconds: int = 20):
 
 
 def tour(*args: str) -> list[str]:
-    return ["--agents", "random", "rule", "--deals", "4", "--modes", "fixed", "--no-progress",
+    return ["--agents", "random", "rule", "--deals", "4", "--modes", "fixed_landlord", "--no-progress",
             "--bootstrap", "5", *args]
 
 
@@ -134,7 +134,7 @@ def test_an_unwritable_cache_folder_is_refused(tmp_path, capsys):
 
 def test_a_folder_where_a_cell_file_goes_is_refused_before_any_game(tmp_path, capsys, monkeypatch):
     cache = tournament.CellCache(str(tmp_path))
-    os.mkdir(cache.path(cache.key("fixed", "random", "rule", 0, 4, 200)))
+    os.mkdir(cache.path(cache.key("fixed_landlord", "random", "rule", 0, 4, 200)))
     monkeypatch.setattr(tournament, "play_cells", lambda *a, **k: pytest.fail("a game was played"))
     line = exits(tournament.main, tour("--cache", str(tmp_path)), capsys)
     assert "--cache: cannot write" in line and "it is a folder" in line
@@ -260,7 +260,8 @@ def test_sigint_and_head_on_the_command_line(tmp_path):
 @pytest.fixture(scope="module")
 def cache_dir(tmp_path_factory):
     folder = tmp_path_factory.mktemp("cells")
-    tournament.play_tournament(["random", "rule"], 6, ["fixed"], seed=3, cache=str(folder), bootstrap=0)
+    tournament.play_tournament(["random", "rule"], 6, ["fixed_landlord"], seed=3, cache=str(folder),
+                               bootstrap=0)
     return folder
 
 
@@ -290,14 +291,14 @@ def test_a_forged_cell_is_played_again_and_named(cache_dir, tmp_path, capsys, ed
     data = json.loads((folder / names[0]).read_text())
     edit(data)
     (folder / names[0]).write_text(json.dumps(data))
-    again = tournament.play_tournament(["random", "rule"], 6, ["fixed"], seed=3, cache=str(folder),
+    again = tournament.play_tournament(["random", "rule"], 6, ["fixed_landlord"], seed=3, cache=str(folder),
                                        bootstrap=0)
     assert (again["played"], again["cached"]) == (1, 3)
     err = capsys.readouterr().err
     assert f"tournament cache: {folder / names[0]}: " in err and why in err
     assert "playing the cell again" in err
-    clean = tournament.play_tournament(["random", "rule"], 6, ["fixed"], seed=3, cache=str(cache_dir),
-                                       bootstrap=0)
+    clean = tournament.play_tournament(["random", "rule"], 6, ["fixed_landlord"], seed=3,
+                                       cache=str(cache_dir), bootstrap=0)
     assert again["modes"] == clean["modes"]
 
 
