@@ -54,7 +54,7 @@ $(STAMP): pyproject.toml | $(BIN)/python
 install: $(STAMP)
 
 train: $(STAMP)
-	python -m train.dmc $(TRAIN_ARGS)
+	python -m train.run $(TRAIN_ARGS)
 
 lint: $(STAMP)
 	ruff check .

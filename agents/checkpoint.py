@@ -99,7 +99,7 @@ def _write(path: str, data: dict) -> None:
 
 def read_checkpoint(path: str) -> dict:
     """The checkpoint dict of ``path``, validated (format, version, keys)."""
-    refusal = input_refusal(path, "checkpoint", "a .pt file written by train.dmc or train.export",
+    refusal = input_refusal(path, "checkpoint", "a .pt file written by train.run or train.export",
                             MAX_CHECKPOINT_BYTES)
     if refusal:
         raise CheckpointError(refusal)

@@ -1,7 +1,7 @@
 """Safe files: inputs and outputs checked before any work, writes that are atomic, appends on a
 fresh line, removals that stay inside their folder.
 
-Every command of the project (``train.dmc``, ``doudizhu_arena.evaluate``, ``doudizhu_arena.tournament``,
+Every command of the project (``train.run``, ``doudizhu_arena.evaluate``, ``doudizhu_arena.tournament``,
 ``doudizhu_arena.sprt``, the tables, the replay viewer) checks its files here, before the work starts:
 
 - :func:`check_output` refuses a path that could not be written afterwards: empty, a folder,

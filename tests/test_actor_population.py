@@ -26,7 +26,7 @@ from doudizhu_env.observation import observe  # noqa: E402
 from train.actor import Actor, PastSelves, explore  # noqa: E402
 from train.buffer import pack_obs  # noqa: E402
 from train.config import ConfigError, load_config  # noqa: E402
-from train.dmc import train  # noqa: E402
+from train.run import train  # noqa: E402
 
 
 class Spy(Agent):

@@ -2,7 +2,7 @@
 
 Each case is a command a user typed that lost data, hung, exhausted memory or accepted a forged
 result: ``doudizhu_arena.tournament``, ``doudizhu_arena.sprt``, ``doudizhu_arena.evaluate``,
-``train.dmc``, the agent loaders and the replay viewer now refuse it before any work, in one line
+``train.run``, the agent loaders and the replay viewer now refuse it before any work, in one line
 naming what was wrong and what was expected (exit status 2 on the command line), or carry on
 without losing files.
 """
@@ -154,7 +154,7 @@ def _earlier_run(tmp_path):
 
 
 def test_overwrite_refuses_a_linked_checkpoints_folder(tmp_path, capsys):
-    from train.dmc import main
+    from train.run import main
 
     run, mine = _earlier_run(tmp_path)
     os.symlink(mine, run / "checkpoints")
@@ -176,7 +176,7 @@ def test_remove_inside_never_goes_through_links(tmp_path):
 
 def test_init_weights_among_the_files_overwrite_replaces_is_refused(tmp_path):
     from train.config import ConfigError, load_config
-    from train.dmc import train
+    from train.run import train
 
     run, _ = _earlier_run(tmp_path)
     cfg = load_config(TINY, {"out_dir": str(tmp_path / "runs"), "run_name": "x",
@@ -541,7 +541,7 @@ def test_replay_refuses_more_redeals_than_the_rules_allow(tmp_path, capsys):
 ])
 def test_every_spec_a_config_names_is_checked_even_unused(tmp_path, overrides, words):
     from train.config import ConfigError, load_config
-    from train.dmc import train
+    from train.run import train
 
     cfg = load_config(TINY, {"out_dir": str(tmp_path), **overrides})
     with pytest.raises(ConfigError, match=words):

@@ -111,7 +111,7 @@ class TrainConfig:
     """The agent spec that plays the warm-start games."""
     init_weights: str = ""
     """Weights the model starts from instead of a random initialization: a ``.pt`` file of
-    ``train.dmc`` or ``train.export``, or ``pretrained`` (the shipped agent). Its rules and model
+    ``train.run`` or ``train.export``, or ``pretrained`` (the shipped agent). Its rules and model
     config must be the run's; frames and updates count on from the file's (so the epsilon
     schedule goes on where it was), the optimizer starts fresh. Ignored by ``--resume``, which
     continues the run's own checkpoint."""
