@@ -30,11 +30,11 @@ export VIRTUAL_ENV := $(abspath $(VENV))
 export NO_MKDOCS_2_WARNING := 1
 
 .DEFAULT_GOAL := help
-.PHONY: help install train test test-slow lint pytest docs serve-docs
+.PHONY: help install train test test-slow lint typecheck pytest docs serve-docs
 
 help:
 	@echo "make train   set up .venv if needed, then train by self-play for 5 minutes and print the evaluation table"
-	@echo "make test    set up .venv if needed, then ruff, pytest and mkdocs build --strict (what CI runs)"
+	@echo "make test    set up .venv if needed, then ruff, mypy, mkdocs build --strict and pytest (what CI runs)"
 	@echo "make test-slow  the tests marked slow or integration (reference sweeps, end-to-end runs; CI runs them too)"
 	@echo "make docs    build the documentation site into $(SITE_DIR) (strict)"
 	@echo "make serve-docs  the site at http://127.0.0.1:8000 while you edit"
@@ -54,10 +54,13 @@ $(STAMP): pyproject.toml | $(BIN)/python
 install: $(STAMP)
 
 train: $(STAMP)
-	python -m train.dmc $(TRAIN_ARGS)
+	python -m train.run $(TRAIN_ARGS)
 
 lint: $(STAMP)
 	ruff check .
+
+typecheck: $(STAMP)
+	mypy
 
 pytest: $(STAMP)
 	python -m pytest -q -n $(TEST_WORKERS) -m "not slow and not integration"
@@ -75,6 +78,7 @@ serve-docs: $(STAMP)
 # since its Ray, browser and terminal sessions start processes and servers of their own
 test: $(STAMP)
 	ruff check .
+	mypy
 	mkdocs build --strict --site-dir $(SITE_DIR)
 	python -m pytest -q -n $(TEST_WORKERS) -m "not slow and not integration"
 

@@ -42,7 +42,7 @@ import torch
 
 from agents.dmc import MAX_MODEL_GIB, DMCModel, ModelConfig
 from doudizhu_env.checks import short
-from doudizhu_env.files import input_problem
+from doudizhu_env.files import input_refusal
 from doudizhu_env.rules import Rules
 
 FORMAT, VERSION = "doudizhu-dmc", 1
@@ -99,13 +99,10 @@ def _write(path: str, data: dict) -> None:
 
 def read_checkpoint(path: str) -> dict:
     """The checkpoint dict of ``path``, validated (format, version, keys)."""
-    problem = input_problem(path, MAX_CHECKPOINT_BYTES)
-    if problem == "no such file":
-        raise CheckpointError(f"no checkpoint file at {path!r}; expected a .pt file written by train.dmc "
-                              "or train.export")
-    if problem:
-        raise CheckpointError(f"cannot read the checkpoint {path!r}: {problem}; expected a .pt file written "
-                              "by train.dmc or train.export")
+    refusal = input_refusal(path, "checkpoint", "a .pt file written by train.run or train.export",
+                            MAX_CHECKPOINT_BYTES)
+    if refusal:
+        raise CheckpointError(refusal)
     try:
         data = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as err:  # torch raises several kinds for corrupt or foreign files

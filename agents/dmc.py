@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 import torch
@@ -147,6 +148,8 @@ class StateEncoder(nn.Module):
     :mod:`train.ppo` reads the hidden hands there. The networks that act have none.
     """
 
+    not_history: torch.Tensor  # a buffer: the observation columns the MLP reads
+
     def __init__(self, cfg: ModelConfig, extra_inputs: int = 0):
         super().__init__()
         flat = len(_NOT_HISTORY) + extra_inputs
@@ -206,6 +209,8 @@ class QNet(StateEncoder):
 class DMCModel(nn.Module):
     """The five networks and the action features of one rule set."""
 
+    action_feats: torch.Tensor  # a buffer: the features of every action id
+
     def __init__(self, rules, cfg: ModelConfig | None = None):
         super().__init__()
         self.cfg = cfg or ModelConfig()
@@ -215,6 +220,10 @@ class DMCModel(nn.Module):
         :func:`agents.checkpoint.load_model` sets it from the file."""
         self.nets = nn.ModuleDict({p: QNet(self.cfg) for p in NETWORKS})
         self.register_buffer("action_feats", torch.from_numpy(action_features(rules)), persistent=False)
+
+    def net(self, p: int) -> QNet:
+        """The network of decision kind ``p`` (an index into :data:`NETWORKS`)."""
+        return cast(QNet, self.nets[NETWORKS[p]])
 
     def q_values(self, obs: torch.Tensor, pos: np.ndarray, ids: np.ndarray, seg: np.ndarray) -> torch.Tensor:
         """Q of flat candidate actions ``ids`` (``(M,)``), each for the state row ``seg[m]``.
@@ -226,7 +235,7 @@ class DMCModel(nn.Module):
         for p in np.unique(pos):
             rows = np.flatnonzero(pos == p)
             cand = np.flatnonzero(seg_pos == p)
-            net = self.nets[NETWORKS[p]]
+            net = self.net(p)
             code = net.encode_state(obs[torch.from_numpy(rows)])
             local = np.searchsorted(rows, seg[cand])  # state row of each candidate within `rows`
             feats = self.action_feats[torch.from_numpy(ids[cand])]
@@ -243,7 +252,7 @@ class DMCModel(nn.Module):
         logits = torch.zeros((len(ids), 2, NUM_RANKS, HAND_CLASSES), dtype=torch.float32, device=obs.device)
         for p in np.unique(pos):
             rows = torch.from_numpy(np.flatnonzero(pos == p))
-            net = self.nets[NETWORKS[p]]
+            net = self.net(p)
             e = net.embed(obs[rows])
             q[rows] = net.score(net.state_proj(e), self.action_feats[torch.from_numpy(ids)[rows]])
             logits[rows] = net.hand_logits(e)

@@ -8,7 +8,7 @@ Specs:
   standard rules; see ``docs/pretrained.md``), played greedily
 - ``rlcard``: rlcard's ``DouDizhuRuleAgentV1`` through :mod:`agents.rlcard_adapter`
   (extra ``peers``: ``pip install rlcard==1.2.0``)
-- ``dmc:PATH`` or a path ending in ``.pt``: a checkpoint of ``train.dmc`` (or ``train.export``),
+- ``dmc:PATH`` or a path ending in ``.pt``: a checkpoint of ``train.run`` (or ``train.export``),
   played greedily: by :class:`agents.dmc.DMCAgent` when the DMC learner wrote it, by
   :class:`agents.policy.PolicyAgent` (its most probable action) when the PPO learner did
 - ``douzero:DIR`` or a path to a DouZero ``.ckpt`` file / a directory holding
@@ -176,7 +176,7 @@ def check_specs(specs, rules: Rules | None = None, models: SharedModels | None =
 
 
 def _dmc_agent(path: str, rules: Rules | None, models: SharedModels | None = None) -> Agent:
-    """The greedy agent of a training checkpoint (``train.dmc``) by the learner that wrote it: the
+    """The greedy agent of a training checkpoint (``train.run``) by the learner that wrote it: the
     policy's weights only (a PPO file's critic is not read)."""
     from .checkpoint import load_model
     from .policy import policy_agent

@@ -207,14 +207,22 @@ class _RunFrontiers:
     def _add(self, new: np.ndarray, rows: np.ndarray) -> None:
         """Add the runs ``new`` (sorted, with their frontier ``rows``) to the cache."""
         with self._lock:
-            codes, old_rows = self._known
-            keep = ~_found(new, codes)  # what another thread added meanwhile is kept once
-            codes, old_rows = codes[keep], old_rows[keep]
-            if len(codes) + len(new) > self.limit:
-                codes, old_rows = codes[:0], old_rows[:0]
-            codes_all = np.concatenate([codes, new])
-            order = np.argsort(codes_all)
-            self._known = (codes_all[order], np.concatenate([old_rows, rows])[order])
+            self._known = _merged(self._known, new, rows, self.limit)
+
+
+def _merged(known: tuple[np.ndarray, np.ndarray], new_codes: np.ndarray, new_values: np.ndarray,
+            limit: int) -> tuple[np.ndarray, np.ndarray]:
+    """New sorted ``(codes, values)`` arrays: ``known`` and the new entries (a code in both kept
+    once, the new value), all the known ones dropped first when the total would pass ``limit``.
+    The arrays of ``known`` are not changed: a reader holding them goes on reading them."""
+    codes, values = known
+    keep = ~_found(np.sort(new_codes), codes)
+    codes, values = codes[keep], values[keep]
+    if len(codes) + len(new_codes) > limit:
+        codes, values = codes[:0], values[:0]
+    codes = np.concatenate([codes, new_codes])
+    order = np.argsort(codes)
+    return codes[order], np.concatenate([values, new_values])[order]
 
 
 def _found(sorted_codes: np.ndarray, codes: np.ndarray) -> np.ndarray:
@@ -407,16 +415,9 @@ class CodeCache:
     def _merge(self) -> None:
         """Move the dict's entries into new sorted arrays (dropping the old ones past ``limit``);
         called with the lock held."""
-        codes, values = self._sorted
         new_codes = np.fromiter(self.recent.keys(), dtype=np.int64, count=len(self.recent))
         new_values = np.fromiter(self.recent.values(), dtype=self.dtype, count=len(self.recent))
-        keep = ~_found(np.sort(new_codes), codes)  # what the dict holds again is kept once
-        codes, values = codes[keep], values[keep]
-        if len(codes) + len(new_codes) > self.limit:
-            codes, values = codes[:0], values[:0]
-        codes = np.concatenate([codes, new_codes])
-        order = np.argsort(codes)
-        self._sorted = (codes[order], np.concatenate([values, new_values])[order])
+        self._sorted = _merged(self._sorted, new_codes, new_values, self.limit)
         self.recent = {}
 
 

@@ -32,7 +32,7 @@ from agents.checkpoint import load_model, read_checkpoint
 from agents.policy import policy_agent
 from doudizhu_arena.evaluation import evaluate_against
 from train.config import load_config
-from train.dmc import train
+from train.run import train
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_CONFIG = os.path.join(ROOT, "configs", "default.yaml")

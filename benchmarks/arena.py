@@ -20,11 +20,11 @@ import argparse
 import json
 import time
 
-from doudizhu_arena.arena import one_thread, run_arena
-from doudizhu_env import Rules
+from doudizhu_arena.arena import MODES as ARENA_MODES
+from doudizhu_arena.arena import mode_rules, one_thread, run_arena
 
 STUDIES = [("rule", "random"), ("rule", "rlcard")]
-MODES = {"bidding": Rules.preset("standard"), "fixed landlord": Rules.preset("standard", bidding=False)}
+MODES = {mode: mode_rules(mode) for mode in ARENA_MODES}
 
 
 def run_study(a: str, b: str, mode: str, games: int, workers: int, seed: int) -> dict:
@@ -80,8 +80,8 @@ def main(argv=None) -> None:
     n = args.throughput_deals
     studies = [(("random",) * 3, "bidding", 1), (("random",) * 3, "bidding", args.workers),
                (("rule", "random", "random"), "bidding", args.workers),
-               ((args.dmc, "rule", "rule"), "fixed landlord", 1),
-               ((args.dmc, "rule", "rule"), "fixed landlord", args.workers)]
+               ((args.dmc, "rule", "rule"), "fixed_landlord", 1),
+               ((args.dmc, "rule", "rule"), "fixed_landlord", args.workers)]
     for line_up, mode, workers in studies:
         rep = run_study(line_up[0], line_up[1], mode, n, workers, args.seed)
         results[f"throughput {'/'.join(line_up)} ({mode}) workers={workers}"] = rep["timing"]

@@ -11,7 +11,7 @@ minute marks (duplicate deals, both modes, 95% intervals)::
     python -m benchmarks.learning --train --minutes 10 30 60 --deals 2000 --json learning.json
     python -m benchmarks.learning --run runs/long --minutes 10 30 60 --deals 2000 --plot learning.png
 
-``--train`` runs ``python -m train.dmc --config configs/default.yaml`` for
+``--train`` runs ``python -m train.run --config configs/default.yaml`` for
 the last minute mark with ``checkpoint_minutes`` of the smallest gap and
 ``keep_checkpoints: true`` into ``runs/learning``. Each row gives the
 checkpoint's minutes and frames and, per baseline and mode, the agent's
@@ -128,7 +128,7 @@ def parity(rows: list[dict], match: str = "rule/fixed_landlord") -> dict | None:
 def train_run(run_dir: str, minutes: list[float]) -> None:
     """Train the default config for the last minute mark, keeping a checkpoint at every mark's gap."""
     from train.config import load_config
-    from train.dmc import train
+    from train.run import train
 
     marks = sorted(minutes)
     gap = min(b - a for a, b in zip([0.0] + marks[:-1], marks, strict=True))
@@ -141,7 +141,7 @@ def train_run(run_dir: str, minutes: list[float]) -> None:
 
 def main(argv=None) -> list[dict]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--run", default="runs/learning", help="a train.dmc run folder with kept checkpoints")
+    parser.add_argument("--run", default="runs/learning", help="a train.run run folder with kept checkpoints")
     parser.add_argument("--train", action="store_true", help="train that run first (default config)")
     parser.add_argument("--minutes", type=float, nargs="+", default=[10, 30, 60])
     parser.add_argument("--every", action="store_true",

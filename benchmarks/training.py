@@ -1,9 +1,9 @@
-"""Training throughput: our DMC loop (``train.dmc``) vs. DouZero's own DMC loop, in frames/s on CPU.
+"""Training throughput: our DMC loop (``train.run``) vs. DouZero's own DMC loop, in frames/s on CPU.
 
 A *frame* is one decision made by an actor (a bid, a doubling choice or a card-play
-move, passes included) -- the unit both ``train.dmc`` and DouZero count.
+move, passes included) -- the unit both ``train.run`` and DouZero count.
 
-* **ours**: :func:`train.dmc.train` with ``configs/default.yaml`` (the real network
+* **ours**: :func:`train.run.train` with ``configs/default.yaml`` (the real network
   sizes, 256 games per actor), evaluation off, learner on the CPU, stopped by
   ``max_minutes``; frames are read from the final checkpoint, and the steady-state
   rate from the TensorBoard scalars (``perf/updates`` carries the frame count as its
@@ -117,12 +117,12 @@ _DRIVER = textwrap.dedent(f'''\
 
 def run_ours(num_actors: int, seconds: float, config: str = DEFAULT_CONFIG, threads: int = 1,
              backend: str = "local") -> dict:
-    """One run of :func:`train.dmc.train` for ``seconds`` of wall time, with the ``backend``'s actors."""
+    """One run of :func:`train.run.train` for ``seconds`` of wall time, with the ``backend``'s actors."""
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
     from agents.checkpoint import read_checkpoint
     from train.config import load_config
-    from train.dmc import train
+    from train.run import train
 
     with tempfile.TemporaryDirectory(prefix="bench-dmc-") as out:
         cfg = load_config(config, {

@@ -52,6 +52,17 @@ from doudizhu_env.rules import Rules, resolve_rules
 #: The keys of a report's figures per agent, in their order in :func:`format_report`.
 REPORT_ROLES = ("all", ROLE_NAMES[0], "farmer", *ROLE_NAMES[1:])
 DUPLICATE_MODES = ("rotate", "swap", "none")
+#: The two modes every judge plays: with bidding (the seat decides the role), and with a fixed
+#: landlord (no bidding; each deal names its landlord; ``--fixed-landlord`` on the command line).
+MODES = ("bidding", "fixed_landlord")
+
+
+def mode_rules(mode: str, rules: Rules | str = "standard") -> Rules:
+    """``rules`` (a preset name or :class:`Rules`) in ``mode``: as they are with bidding, without it
+    for ``fixed_landlord``."""
+    if mode not in MODES:
+        raise ValueError(f"unknown mode {mode!r}; expected one of {list(MODES)}")
+    return dataclasses.replace(resolve_rules(rules), bidding=mode == "bidding")
 Z95 = 1.959963984540054
 
 
@@ -164,7 +175,7 @@ class ArenaConfig:
     record: bool = False  # keep a game record of every game (doudizhu_env.records)
 
 
-def _seat_agents(cfg: ArenaConfig, deals: Sequence[Deal]) -> tuple[list[Deal], np.ndarray]:
+def _seat_players(cfg: ArenaConfig, deals: Sequence[Deal]) -> tuple[list[Deal], np.ndarray]:
     """Expand deals by seatings: the games' deals and ``(G, 3)`` agent index per seat."""
     index = {n: i for i, n in enumerate(cfg.names)}
     rows, games = [], []
@@ -187,7 +198,7 @@ def _positions_to_seats(seating, deal: Deal, rules: Rules, index: dict) -> list[
 
 def play_chunk(cfg: ArenaConfig, chunk: int, deals: Sequence[Deal], first_index: int) -> ChunkResult:
     """Play ``deals`` (global indices from ``first_index``) under every seating of ``cfg``."""
-    games, seat_agent = _seat_agents(cfg, deals)
+    games, seat_player = _seat_players(cfg, deals)
     state = engine.reset(np.random.default_rng([cfg.seed, chunk, 2]), len(games), cfg.rules, deals=games)
     keys = np.random.default_rng([cfg.seed, chunk, 3]).integers(0, 2**63 - 1, len(deals), dtype=np.int64)
     state = dataclasses.replace(state, key=np.tile(keys.astype(np.uint64), len(games) // len(deals)))
@@ -195,12 +206,12 @@ def play_chunk(cfg: ArenaConfig, chunk: int, deals: Sequence[Deal], first_index:
     agents = [factory(n, cfg.rules, [cfg.seed, chunk, 4, i]) for i, n in enumerate(cfg.names)]
     for a in agents:
         a.reset()
-    state, decisions = play_out(state, seat_agent, agents)
+    state, decisions = play_out(state, seat_player, agents)
     idx = np.arange(len(games)) % len(deals) + first_index
     role = role_of(np.arange(3)[None, :], state.landlord[:, None])
     scores = state.scores.astype(np.int64)
-    recs = _chunk_records(cfg, chunk, state, seat_agent, idx, len(deals)) if cfg.record else None
-    return ChunkResult(idx, seat_agent, role, scores, state.truncated.copy(), state.bids.astype(np.int64),
+    recs = _chunk_records(cfg, chunk, state, seat_player, idx, len(deals)) if cfg.record else None
+    return ChunkResult(idx, seat_player, role, scores, state.truncated.copy(), state.bids.astype(np.int64),
                        decisions, recs)
 
 
@@ -223,10 +234,10 @@ def lead_values(result: ChunkResult, cfg: ArenaConfig) -> tuple[np.ndarray, np.n
     return np.bincount(local, weights=score) / count, np.bincount(local, weights=score > 0) / count
 
 
-def _chunk_records(cfg: ArenaConfig, chunk: int, state: engine.State, seat_agent: np.ndarray,
+def _chunk_records(cfg: ArenaConfig, chunk: int, state: engine.State, seat_player: np.ndarray,
                    deal_index: np.ndarray, num_deals: int) -> list[dict]:
     """The game records of a played chunk: players per seat, and where each game came from."""
-    players = [[cfg.names[a] for a in row] for row in seat_agent]
+    players = [[cfg.names[a] for a in row] for row in seat_player]
     meta = [{"source": "arena", "deal": int(deal_index[g]), "seating": g // num_deals, "seed": cfg.seed,
              "chunk": chunk} for g in range(state.num_games)]
     return records_from_state(state, players=players, meta=meta)

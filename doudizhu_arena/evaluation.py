@@ -14,15 +14,12 @@ same deals) in two modes:
 
 from __future__ import annotations
 
-import dataclasses
-
 from agents.base import Agent
 from agents.registry import make_agent
-from doudizhu_arena.arena import REPORT_ROLES, format_report, run_arena
+from doudizhu_arena.arena import MODES, REPORT_ROLES, format_report, mode_rules, run_arena
 from doudizhu_env.rules import Rules
 
 AGENT = "dmc"
-MODES = ("bidding", "fixed_landlord")
 
 
 def evaluate_against(agent: Agent | str, rules: Rules, opponents: list[str], num_deals: int, seed: int = 0,
@@ -44,8 +41,7 @@ def evaluate_against(agent: Agent | str, rules: Rules, opponents: list[str], num
     out = {}
     for opponent in opponents:
         for mode in modes:
-            mode_rules = rules if mode == "bidding" else dataclasses.replace(rules, bidding=False)
-            report = run_arena((name, opponent, opponent), num_deals, mode_rules, seed=seed,
+            report = run_arena((name, opponent, opponent), num_deals, mode_rules(mode, rules), seed=seed,
                                agent_factory=factory, workers=workers)
             out[f"{opponent}/{mode}"] = _figures(report, name)
     return out

@@ -69,14 +69,15 @@ from doudizhu_env.files import (
     check_outputs,
     echo,
 )
-from doudizhu_env.rules import Rules
 
 from .arena import (
+    MODES,
     ArenaConfig,
     chunk_jobs,
     lead_values,
     make_deals,
     mean_ci,
+    mode_rules,
     one_thread,
     play_chunks,
     progress_bar,
@@ -85,7 +86,6 @@ from .cluster import ClusterUnreachable
 from .options import add_play_options, exit_error, prepare_backend
 from .ray_arena import chunk_pool
 
-MODES = ("fixed", "bidding")
 #: Cache format; a cell file of another version is played again.
 CACHE_VERSION = 1
 #: The most deals per cell (every deal is made before the first game).
@@ -95,13 +95,6 @@ ELO_PER_LOGIT = 400.0 / math.log(10.0)
 MAX_BOOTSTRAP = 100_000
 #: The largest cell file read (a million deals' two values as JSON take about 40 MB).
 MAX_CELL_BYTES = 64 * 2**20
-
-
-def mode_rules(mode: str) -> Rules:
-    """The rules of a mode: the standard rules, without bidding for ``fixed``."""
-    if mode not in MODES:
-        raise ValueError(f"unknown mode {mode!r}; expected one of {list(MODES)}")
-    return Rules.preset("standard", bidding=mode == "bidding")
 
 
 @dataclass
@@ -132,8 +125,9 @@ def cell_config(mode: str, agent: str, opponent: str, seed: int, chunk_size: int
                 agent_factory: Callable | None = None) -> ArenaConfig:
     """The arena set-up of a cell: the line-up ``agent, opponent, opponent``."""
     lineup = (agent, opponent, opponent)
-    return ArenaConfig(lineup, mode_rules(mode), "none" if mode == "fixed" else "rotate", seed, chunk_size,
-                       agent_factory, sorted(set(lineup)))
+    duplicate = "none" if mode == "fixed_landlord" else "rotate"
+    return ArenaConfig(lineup, mode_rules(mode), duplicate, seed, chunk_size, agent_factory,
+                       sorted(set(lineup)))
 
 
 def spec_fingerprint(spec: str) -> list:
@@ -164,7 +158,7 @@ def cell_values(data, key: dict) -> tuple[np.ndarray, np.ndarray]:
         raise InvalidCell("not a cell (expected an object with key, score and win)")
     if data["key"] != json.loads(json.dumps(key)):
         raise InvalidCell("it claims another cell's key (another version, agent, seed or file)")
-    games = 1 if key["mode"] == "fixed" else 3
+    games = 1 if key["mode"] == "fixed_landlord" else 3
     values = []
     for name, low, high, span in (("score", -MAX_POINTS, MAX_POINTS, "beyond ±2**31 points"),
                                   ("win", 0.0, 1.0, "outside [0, 1]")):
@@ -420,7 +414,8 @@ def leaderboard(report: dict, mode: str) -> list[tuple[str, dict]]:
 # outputs: text, Markdown, heat map
 # ----------------------------------------------------------------------------
 
-MODE_TITLES = {"fixed": "fixed landlord: row = landlord, column = both farmers; the landlord's WP and ADP",
+MODE_TITLES = {"fixed_landlord": "fixed landlord: row = landlord, column = both farmers; the landlord's WP "
+                                 "and ADP",
                "bidding": "with bidding: row = one seat, column = the two others (3 rotations); the row's "
                           "WP and ADP"}
 
@@ -493,7 +488,7 @@ def heatmap_png(report: dict) -> bytes:
         labels = [_short(a, 14) for a in agents]
         ax.set_xticks(range(k), labels, rotation=30, ha="right", fontsize=8)
         ax.set_yticks(range(k), labels, fontsize=8)
-        ax.set_title("fixed landlord: landlord (row) vs farmers" if mode == "fixed"
+        ax.set_title("fixed landlord: landlord (row) vs farmers" if mode == "fixed_landlord"
                      else "bidding: one seat (row) vs two", fontsize=9)
     fig.tight_layout()
     buf = io.BytesIO()

@@ -99,32 +99,54 @@ class Turn(NamedTuple):
     actions: np.ndarray
     """``(B,)`` the actions chosen (0 in the games that were over)."""
     live: np.ndarray
-    """``(B,)`` bool: the games that were not over, where a seat decided."""
+    """``(B,)`` bool: the games where a seat decided (not over, and not waiting for a seat driven
+    elsewhere)."""
     after: engine.State
     """The state after the step."""
 
 
 def drive(state: engine.State, seat_player: np.ndarray, players, *, auto_reset: bool = False,
-          max_steps: int | None = None) -> Iterator[Turn]:
+          max_steps: int | None = None, check: bool | None = None) -> Iterator[Turn]:
     """Step the games of ``state``, the players of ``seat_player`` (as in :func:`seat_actions`)
     choosing, and yield every step as a :class:`Turn`: the one loop that drives seats.
 
-    It ends when every game is over, or, with ``auto_reset`` (finished games dealt again, as
-    :func:`doudizhu_env.engine.step` does), after ``max_steps`` steps. A caller that wants to
-    see each decision (a recorder, a benchmark gathering positions) reads the turns; one that
-    wants only the end calls :func:`play_out`. The engine checks the actions unless every player
-    declares them legal by construction.
+    A seat whose player is -1 is driven elsewhere (a person at a table, the learning seat of a
+    Gymnasium env): a game waits when that seat is to act, and only the other games are stepped.
+    It ends when no game can move (every game over or waiting), or, with ``auto_reset`` (finished
+    games dealt again, as :func:`doudizhu_env.engine.step` does), after ``max_steps`` steps. A
+    caller that wants to see each decision (a recorder, a benchmark gathering positions, a table
+    narrating) reads the turns; one that wants only the end calls :func:`play_out`. The engine
+    checks the actions unless every player declares them legal by construction, or the caller
+    says ``check=False`` (a trusted caller that has measured what the check costs it).
     """
     if auto_reset and max_steps is None:
         raise ValueError("drive(..., auto_reset=True) never ends by itself; give max_steps")
-    check = needs_check(players)
+    check = needs_check(players) if check is None else check
+    rows = np.arange(state.num_games)
     steps = 0
-    while (auto_reset or not state.done.all()) and (max_steps is None or steps < max_steps):
-        live = ~state.done
+    while max_steps is None or steps < max_steps:
+        live = ~state.done & (seat_player[rows, state.to_act] >= 0)
+        if not live.any():
+            return
         actions = seat_actions(state, seat_player, players, live)
-        after = engine.step(state, actions, check=check, auto_reset=auto_reset)
+        if live.all():
+            after = engine.step(state, actions, check=check, auto_reset=auto_reset)
+        else:  # step the games that can move; the others wait as they are
+            moving = np.flatnonzero(live)
+            taken = engine.take(state, moving)
+            stepped = engine.step(taken, actions[moving], check=check, auto_reset=auto_reset)
+            after = engine.merge_rows(state, moving, taken, stepped)
         yield Turn(state, actions, live, after)
         state, steps = after, steps + 1
+
+
+def drive_game(game, seat_player, players) -> None:
+    """:func:`drive` for one :class:`doudizhu_env.game.Game` (the single-game path), in place:
+    step it while its seat to act has a player (``seat_player[seat]``, an index into
+    ``players``; -1: driven elsewhere), each asked by :func:`decide_in_game`."""
+    check = needs_check(players)
+    while not game.done and seat_player[game.to_act] >= 0:
+        game.step(decide_in_game(players[seat_player[game.to_act]], game), check=check)
 
 
 def play_out(state: engine.State, seat_player: np.ndarray, players) -> tuple[engine.State, int]:

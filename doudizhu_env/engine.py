@@ -707,11 +707,27 @@ def take(state: State, games) -> State:
     return State(**{n: (v[games] if isinstance(v := getattr(state, n), np.ndarray) else v) for n in _FIELDS})
 
 
+def merge_rows(state: State, idx: np.ndarray, taken: State, sub: State) -> State:
+    """``state`` with rows ``idx`` replaced by ``sub``: the games ``taken = take(state, idx)``, stepped.
+
+    States share arrays (the engine copies on write), so nothing is written in
+    place: each field the step replaced is copied, then updated.
+    """
+    changes = {}
+    for f in dataclasses.fields(state):
+        new = getattr(sub, f.name)
+        if isinstance(new, np.ndarray) and new is not getattr(taken, f.name):
+            merged = getattr(state, f.name).copy()
+            merged[idx] = new
+            changes[f.name] = merged
+    return dataclasses.replace(state, **changes)
+
+
 __all__ = [
     "BIDDING", "DOUBLING", "PLAY", "OVER", "NO_SPRING", "SPRING", "REVERSE_SPRING", "MAX_HISTORY",
     "Deal", "State", "IllegalActionError", "is_seat", "deals_of", "action_id", "reset", "step", "reset_done",
     "escape",
-    "take",
+    "take", "merge_rows",
     "legal_bits", "legal_action_mask", "legal_actions", "sample_legal", "spring_of",
     "is_legal", "legal_bid", "legal_doubling", "legal_play",
 ]

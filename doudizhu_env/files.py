@@ -1,7 +1,7 @@
 """Safe files: inputs and outputs checked before any work, writes that are atomic, appends on a
 fresh line, removals that stay inside their folder.
 
-Every command of the project (``train.dmc``, ``doudizhu_arena.evaluate``, ``doudizhu_arena.tournament``,
+Every command of the project (``train.run``, ``doudizhu_arena.evaluate``, ``doudizhu_arena.tournament``,
 ``doudizhu_arena.sprt``, the tables, the replay viewer) checks its files here, before the work starts:
 
 - :func:`check_output` refuses a path that could not be written afterwards: empty, a folder,
@@ -172,6 +172,17 @@ def input_problem(path, max_bytes: int | None = None, streams: bool = False) -> 
     if not os.access(path, os.R_OK):
         return "it is not readable"
     return None
+
+
+def input_refusal(path, thing: str, expected: str, max_bytes: int | None = None) -> str | None:
+    """Why ``path`` cannot be read as the ``thing`` file, as one line with what was ``expected``
+    (``no config file at 'x.yaml'; expected ...``), or None when it can (:func:`input_problem`)."""
+    problem = input_problem(path, max_bytes)
+    if problem is None:
+        return None
+    if problem == "no such file":
+        return f"no {thing} file at {path!r}; expected {expected}"
+    return f"cannot read the {thing} file {path!r}: {problem}; expected {expected}"
 
 
 def check_input(path, what: str = "input", max_bytes: int | None = None, streams: bool = False) -> str:

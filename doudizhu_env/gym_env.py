@@ -153,7 +153,6 @@ One uniformly random legal action per game from the ids, vectorized::
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 
 import gymnasium
@@ -164,7 +163,7 @@ from gymnasium.vector.utils import batch_space
 
 from . import engine, register_envs
 from .checks import check_seat
-from .driver import decide_in_game, needs_check, seat_actions
+from .driver import drive, drive_game, needs_check
 from .engine import Deal, IllegalActionError, RandomPolicy
 from .game import Game
 from .infos import batch_info, seat_info
@@ -189,22 +188,6 @@ MASKS = ("dense", "ids", "bits")  # the forms of the vector env's legal actions 
 # ----------------------------------------------------------------------------
 # The shared driver: B games, one learning seat each, opponents in the other seats
 # ----------------------------------------------------------------------------
-
-
-def _merged(state: engine.State, idx: np.ndarray, taken: engine.State, sub: engine.State) -> engine.State:
-    """``state`` with rows ``idx`` replaced by ``sub``, the games ``taken = engine.take(state, idx)`` stepped.
-
-    States share arrays (the engine copies on write), so nothing is written in
-    place: each field the step replaced is copied, then updated.
-    """
-    changes = {}
-    for f in dataclasses.fields(state):
-        new = getattr(sub, f.name)
-        if isinstance(new, np.ndarray) and new is not getattr(taken, f.name):
-            merged = getattr(state, f.name).copy()
-            merged[idx] = new
-            changes[f.name] = merged
-    return dataclasses.replace(state, **changes)
 
 
 def _checked_opponents(opponents) -> list:
@@ -234,7 +217,6 @@ class _Driver:
         self.seat_player = np.full((len(seats), 3), -1, dtype=np.int64)
         self.seat_player[rows, (seats + 1) % 3] = 0
         self.seat_player[rows, (seats + 2) % 3] = len(self.players) - 1
-        self.check = needs_check(self.opponents)
 
     def advance(self, state: engine.State, out: dict | None, autoreset: bool) -> engine.State:
         """Let the opponents act until the learning seat is to act in every game (or its hand is over).
@@ -245,19 +227,17 @@ class _Driver:
         to the learning seat's turn); without it they stay over. No state is
         modified: the result is a new one.
         """
+        rows = np.arange(state.num_games)
         if state.done.any():
-            state = self._end(state, np.arange(state.num_games), out, autoreset)
-        while True:
-            pending = np.flatnonzero((state.to_act != self.seats) & ~state.done)
-            if not len(pending):
+            state = self._end(state, rows, out, autoreset)
+        while True:  # the driver steps the opponents' games; a hand that ends is recorded first
+            for turn in drive(state, self.seat_player, self.players):
+                state = turn.after
+                if (turn.live & state.done).any():
+                    state = self._end(state, rows, out, autoreset)
+                    break
+            else:
                 return state
-            full = len(pending) == state.num_games
-            taken = state if full else engine.take(state, pending)
-            actions = seat_actions(taken, self.seat_player[pending], self.players)
-            sub = engine.step(taken, actions, check=self.check)
-            if sub.done.any():
-                sub = self._end(sub, pending, out, autoreset)
-            state = sub if full else _merged(state, pending, taken, sub)
 
     def _end(self, sub: engine.State, rows: np.ndarray, out: dict | None, autoreset: bool) -> engine.State:
         """Record the hands of ``sub`` (rows ``rows`` of the batch) that are over; deal them anew if asked."""
@@ -399,16 +379,13 @@ class _GameOpponents:
         self.seat = seat
         self.opponents = _checked_opponents(opponents)
         self.check = needs_check(self.opponents)
-
-    def act(self, game: Game) -> int:
-        """The action of the opponent whose seat is to act."""
-        k = (game.to_act - self.seat - 1) % 3  # 0: the seat after the learning seat, 1: the seat before
-        return decide_in_game(self.opponents[k], game)
+        # 0: the seat after the learning seat, 1: the seat before; -1: the learning seat
+        self.seat_player = [-1, -1, -1]
+        self.seat_player[(seat + 1) % 3], self.seat_player[(seat + 2) % 3] = 0, 1
 
     def advance(self, game: Game) -> None:
         """The opponents act until the learning seat is to act or the hand is over."""
-        while not game.done and game.to_act != self.seat:
-            game.step(self.act(game), check=self.check)
+        drive_game(game, self.seat_player, self.opponents)
 
 
 # ----------------------------------------------------------------------------

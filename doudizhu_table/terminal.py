@@ -56,7 +56,7 @@ from doudizhu_env.display import (
     trick_of,
     why_no_combination,
 )
-from doudizhu_env.driver import decide
+from doudizhu_env.driver import decide, drive
 from doudizhu_env.files import check_outputs
 from doudizhu_env.rules import Rules
 
@@ -364,13 +364,13 @@ class Table:
         for agent in self.agents.values():
             agent.reset()
         self._opening(state)
+        players = [_Person(self), *(self.agents[s] for s in range(3) if s != self.seat)]
+        others = iter(range(1, 3))
+        seat_player = np.array([[0 if s == self.seat else next(others) for s in range(3)]])
         try:
-            while not state.done[0]:
-                seat = int(state.to_act[0])
-                action = self.decide(state)
-                after = engine.step(state, np.array([action]))
-                self.announce(state, after, seat, action)
-                state = after
+            for turn in drive(state, seat_player, players):
+                self.announce(turn.before, turn.after, int(turn.before.to_act[0]), int(turn.actions[0]))
+                state = turn.after
         except Quit:
             state = engine.escape(state, np.array([self.seat]))
             self.finish(state)
@@ -397,6 +397,19 @@ class Table:
 # ----------------------------------------------------------------------------
 # a session: several hands, the running total, the command line
 # ----------------------------------------------------------------------------
+
+
+class _Person:
+    """The person at a :class:`Table`, as a player of the driver: asked on the one-game state as
+    it is (the table shows only the person's own cards and what is public)."""
+
+    needs_view = False
+
+    def __init__(self, table: Table):
+        self.table = table
+
+    def act(self, state: engine.State) -> np.ndarray:
+        return np.array([self.table.decide(state)])
 
 
 def play_session(table: Table, seed: int, hands: int, record: str | None = None) -> list[int]:

@@ -26,7 +26,7 @@ from doudizhu_env.observation import observe  # noqa: E402
 from train.actor import Actor, PastSelves, explore  # noqa: E402
 from train.buffer import pack_obs  # noqa: E402
 from train.config import ConfigError, load_config  # noqa: E402
-from train.dmc import train  # noqa: E402
+from train.run import train  # noqa: E402
 
 
 class Spy(Agent):
@@ -95,7 +95,7 @@ def test_explore_keeps_finished_games_and_draws_legal_moves():
 
 
 def _seats(actor: Actor) -> np.ndarray:
-    return np.concatenate([t.seat_of for t in actor.tables])
+    return np.concatenate([t.seat_player for t in actor.tables])
 
 
 @pytest.mark.parametrize("share", [0.25, 1.0])

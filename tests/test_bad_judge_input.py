@@ -2,7 +2,7 @@
 
 Each case is a command a user typed that lost data, hung, exhausted memory or accepted a forged
 result: ``doudizhu_arena.tournament``, ``doudizhu_arena.sprt``, ``doudizhu_arena.evaluate``,
-``train.dmc``, the agent loaders and the replay viewer now refuse it before any work, in one line
+``train.run``, the agent loaders and the replay viewer now refuse it before any work, in one line
 naming what was wrong and what was expected (exit status 2 on the command line), or carry on
 without losing files.
 """
@@ -62,7 +62,7 @@ def no_hang(seconds: int = 20):
 
 
 def tour(*args: str) -> list[str]:
-    return ["--agents", "random", "rule", "--deals", "4", "--modes", "fixed", "--no-progress",
+    return ["--agents", "random", "rule", "--deals", "4", "--modes", "fixed_landlord", "--no-progress",
             "--bootstrap", "5", *args]
 
 
@@ -134,7 +134,7 @@ def test_an_unwritable_cache_folder_is_refused(tmp_path, capsys):
 
 def test_a_folder_where_a_cell_file_goes_is_refused_before_any_game(tmp_path, capsys, monkeypatch):
     cache = tournament.CellCache(str(tmp_path))
-    os.mkdir(cache.path(cache.key("fixed", "random", "rule", 0, 4, 200)))
+    os.mkdir(cache.path(cache.key("fixed_landlord", "random", "rule", 0, 4, 200)))
     monkeypatch.setattr(tournament, "play_cells", lambda *a, **k: pytest.fail("a game was played"))
     line = exits(tournament.main, tour("--cache", str(tmp_path)), capsys)
     assert "--cache: cannot write" in line and "it is a folder" in line
@@ -154,7 +154,7 @@ def _earlier_run(tmp_path):
 
 
 def test_overwrite_refuses_a_linked_checkpoints_folder(tmp_path, capsys):
-    from train.dmc import main
+    from train.run import main
 
     run, mine = _earlier_run(tmp_path)
     os.symlink(mine, run / "checkpoints")
@@ -176,7 +176,7 @@ def test_remove_inside_never_goes_through_links(tmp_path):
 
 def test_init_weights_among_the_files_overwrite_replaces_is_refused(tmp_path):
     from train.config import ConfigError, load_config
-    from train.dmc import train
+    from train.run import train
 
     run, _ = _earlier_run(tmp_path)
     cfg = load_config(TINY, {"out_dir": str(tmp_path / "runs"), "run_name": "x",
@@ -260,7 +260,8 @@ def test_sigint_and_head_on_the_command_line(tmp_path):
 @pytest.fixture(scope="module")
 def cache_dir(tmp_path_factory):
     folder = tmp_path_factory.mktemp("cells")
-    tournament.play_tournament(["random", "rule"], 6, ["fixed"], seed=3, cache=str(folder), bootstrap=0)
+    tournament.play_tournament(["random", "rule"], 6, ["fixed_landlord"], seed=3, cache=str(folder),
+                               bootstrap=0)
     return folder
 
 
@@ -290,14 +291,14 @@ def test_a_forged_cell_is_played_again_and_named(cache_dir, tmp_path, capsys, ed
     data = json.loads((folder / names[0]).read_text())
     edit(data)
     (folder / names[0]).write_text(json.dumps(data))
-    again = tournament.play_tournament(["random", "rule"], 6, ["fixed"], seed=3, cache=str(folder),
+    again = tournament.play_tournament(["random", "rule"], 6, ["fixed_landlord"], seed=3, cache=str(folder),
                                        bootstrap=0)
     assert (again["played"], again["cached"]) == (1, 3)
     err = capsys.readouterr().err
     assert f"tournament cache: {folder / names[0]}: " in err and why in err
     assert "playing the cell again" in err
-    clean = tournament.play_tournament(["random", "rule"], 6, ["fixed"], seed=3, cache=str(cache_dir),
-                                       bootstrap=0)
+    clean = tournament.play_tournament(["random", "rule"], 6, ["fixed_landlord"], seed=3,
+                                       cache=str(cache_dir), bootstrap=0)
     assert again["modes"] == clean["modes"]
 
 
@@ -540,7 +541,7 @@ def test_replay_refuses_more_redeals_than_the_rules_allow(tmp_path, capsys):
 ])
 def test_every_spec_a_config_names_is_checked_even_unused(tmp_path, overrides, words):
     from train.config import ConfigError, load_config
-    from train.dmc import train
+    from train.run import train
 
     cfg = load_config(TINY, {"out_dir": str(tmp_path), **overrides})
     with pytest.raises(ConfigError, match=words):

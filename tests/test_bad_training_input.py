@@ -99,7 +99,7 @@ def test_a_missing_config_file_is_a_config_error():
 
 
 def test_unknown_eval_opponents_fail_before_training(tmp_path):
-    from train.dmc import train
+    from train.run import train
 
     cfg = load_config(TINY, {"out_dir": str(tmp_path / "runs"), "eval_deals": 2,
                              "eval_opponents": "[random, randm]"})
@@ -288,15 +288,15 @@ def test_dmc_command_line_errors_are_one_line(tmp_path, extra, words):
     else:
         argv = ["--config", TINY, "--out-dir", str(tmp_path / "runs")]
         argv += [arg.replace("{tmp}", str(tmp_path)) for arg in extra]
-    assert_one_line_error(run_module("train.dmc", *argv), "train.dmc", *words)
+    assert_one_line_error(run_module("train.run", *argv), "train.run", *words)
     assert not (tmp_path / "runs").exists()
 
 
 def test_dmc_help_shows_the_fields_docs_and_defaults():
-    from train.dmc import build_parser
+    from train.run import build_parser
 
     text = build_parser().format_help()
-    assert text.startswith("usage: python -m train.dmc")
+    assert text.startswith("usage: python -m train.run")
     assert "--resume" in text and "--config FILE" in text
     flat = " ".join(text.split())
     defaults = TrainConfig()
@@ -305,7 +305,7 @@ def test_dmc_help_shows_the_fields_docs_and_defaults():
     assert "Baselines the evaluations play against. (default: [random, rule])" in flat
     for name in ("run_name", "learning_rate", "model.head_layers"):
         assert "--" + name.replace("_", "-") in text
-    proc = run_module("train.dmc", "--help")
+    proc = run_module("train.run", "--help")
     assert proc.returncode == 0 and " ".join(proc.stdout.split()) == flat
 
 
@@ -369,7 +369,7 @@ def test_a_checkpoint_asking_for_a_huge_model_is_refused(tmp_path):
 
 def _damaged_resume(tmp_path, edit):
     """A tiny run's checkpoint with ``edit(data)`` applied (the digest covers only the weights)."""
-    from train.dmc import train
+    from train.run import train
 
     cfg = load_config(TINY, {"out_dir": str(tmp_path), "run_name": "r", "total_frames": 300, "eval_deals": 0})
     train(cfg)
@@ -392,7 +392,7 @@ def _damaged_resume(tmp_path, edit):
     (lambda d: d.update(version=1.0), "has checkpoint version 1.0, expected the integer 1"),
 ])
 def test_resume_from_a_damaged_checkpoint_is_one_error(tmp_path, edit, message):
-    from train.dmc import train
+    from train.run import train
 
     cfg, path = _damaged_resume(tmp_path, edit)
     before = path.read_bytes()
@@ -457,7 +457,7 @@ def test_deeply_nested_deals_and_swap_lineups(tmp_path, capsys):
 def test_a_huge_chunk_does_not_outlive_the_budget(tmp_path):
     import time
 
-    from train.dmc import train
+    from train.run import train
 
     cfg = load_config(TINY, {"out_dir": str(tmp_path), "chunk_size": 10_000_000, "buffer_size": 10_000_000,
                              "total_frames": 0, "max_minutes": 0.05, "eval_deals": 0})

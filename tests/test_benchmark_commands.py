@@ -224,7 +224,7 @@ def test_learning_curve_over_kept_checkpoints(tmp_path, capsys):
 
     from benchmarks.learning import main
     from train.config import load_config
-    from train.dmc import train
+    from train.run import train
 
     train(load_config(TINY, {"out_dir": str(tmp_path), "run_name": "curve", "total_frames": 2000,
                              "chunk_size": 64, "keep_checkpoints": True, "checkpoint_minutes": 0,

@@ -14,11 +14,11 @@ from helpers import ROOT, get_dotted  # noqa: E402
 
 from agents.dmc import ModelConfig  # noqa: E402
 from train.config import ConfigError, TrainConfig, _flat_fields, load_config  # noqa: E402
-from train.dmc import parse_command_line  # noqa: E402
+from train.run import parse_command_line  # noqa: E402
 
 
 def parse_args(argv):
-    """The config of a ``python -m train.dmc`` command line."""
+    """The config of a ``python -m train.run`` command line."""
     return parse_command_line(argv)[0]
 
 CONFIGS = ROOT / "configs"

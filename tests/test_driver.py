@@ -137,3 +137,20 @@ def test_drive_with_auto_reset_runs_its_steps_and_needs_a_bound():
     assert len(turns) == 120 and turns[-1].after.episode.max() > 0  # hands ended and were dealt again
     with pytest.raises(ValueError, match="give max_steps"):
         next(drive(state, np.zeros((4, 3), np.int64), [engine.RandomPolicy(0)], auto_reset=True))
+
+
+def test_a_seat_driven_elsewhere_makes_its_games_wait():
+    """Player -1: a person's or a learning seat. drive steps the other games and stops when every
+    game is over or waiting for such a seat, which it never asks."""
+    state = engine.reset(4, 5)
+    seat_player = np.zeros((5, 3), np.int64)
+    seat_player[:, 1] = -1  # seat 1 is driven elsewhere in every game
+    asked = Recorder()
+    turns = list(drive(state, seat_player, [asked]))
+    final = turns[-1].after if turns else state
+    waiting = ~final.done
+    assert waiting.any() and (final.to_act[waiting] == 1).all()
+    assert all((v.to_act != 1).all() for v in asked.views)  # seat 1 was never asked
+    for turn in turns:  # the games that waited are unchanged by the step
+        still = ~turn.live
+        assert np.array_equal(turn.after.history[still], turn.before.history[still])

@@ -191,7 +191,7 @@ def _tiny(tmp_path, **over):
 def test_a_second_run_with_the_same_name_is_refused(tmp_path):
     from agents.checkpoint import read_checkpoint
     from train.config import ConfigError
-    from train.dmc import train
+    from train.run import train
 
     train(_tiny(tmp_path))
     path = str(tmp_path / "r" / "checkpoint.pt")
@@ -210,7 +210,7 @@ def test_overwrite_replaces_all_of_the_earlier_runs_outputs_and_nothing_else(tmp
     would draw both runs' curves as one), a file of the user's in the folder stays; a bad init_weights
     file stops the run before anything is removed."""
     from agents.checkpoint import CheckpointError
-    from train.dmc import run_outputs, train
+    from train.run import run_outputs, train
 
     kept = {"keep_checkpoints": True, "checkpoint_minutes": 0, "eval_deals": 2}
     train(_tiny(tmp_path, total_frames=600, **kept))
@@ -232,7 +232,7 @@ def test_overwrite_replaces_all_of_the_earlier_runs_outputs_and_nothing_else(tmp
 
 def test_run_folder_problems_before_any_work(tmp_path, some_file, capsys):
     from train.config import ConfigError
-    from train.dmc import main, train
+    from train.run import main, train
 
     with pytest.raises(ConfigError, match="existing.txt. is a file"):
         train(_tiny(some_file))

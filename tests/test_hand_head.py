@@ -28,8 +28,8 @@ from doudizhu_env.observation import observe  # noqa: E402
 from train.actor import Actor, hidden_hands  # noqa: E402
 from train.buffer import EpisodeRecorder, unpack_obs  # noqa: E402
 from train.config import ConfigError, load_config  # noqa: E402
-from train.dmc import train  # noqa: E402
 from train.learner import Learner  # noqa: E402
+from train.run import train  # noqa: E402
 
 HEAD = dataclasses.replace(small_config(), hand_head=True)
 

@@ -49,7 +49,7 @@ def test_the_installed_packages_are_the_projects_own_and_benchmarks_stays_in_the
     ``benchmarks`` folder of its own: torchrl 0.14 of the extra ``interop`` does, a namespace folder
     without our modules.)"""
     code = ("import importlib.util\n"
-            "import doudizhu_arena.arena, train.dmc, doudizhu_table.web.server\n"
+            "import doudizhu_arena.arena, train.run, doudizhu_table.web.server\n"
             "try:\n    import benchmarks\nexcept ModuleNotFoundError:\n    print('not installed')\n"
             "else:\n    print('ours' if importlib.util.find_spec('benchmarks.rule_agent') else 'not ours')\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path,

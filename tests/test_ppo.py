@@ -27,12 +27,12 @@ from agents.registry import SharedModels, make_agent  # noqa: E402
 from doudizhu_env import engine  # noqa: E402
 from doudizhu_env.observation import OBS_SIZE, observe  # noqa: E402
 from doudizhu_env.rules import Rules  # noqa: E402
-from train import dmc  # noqa: E402
+from train import run  # noqa: E402
 from train.actor import Actor, hidden_hands  # noqa: E402
 from train.buffer import EpisodeRecorder, SampleBuffer  # noqa: E402
 from train.config import ConfigError, load_config  # noqa: E402
-from train.dmc import train  # noqa: E402
 from train.ppo import CRITIC_INPUTS, Critic, PPOLearner, critic_input, gae  # noqa: E402
+from train.run import train  # noqa: E402
 
 #: The small networks of the training tests, with the MLP history encoder (a tenth of the LSTM's time).
 MLP = dataclasses.replace(small_config(), history="mlp")
@@ -309,7 +309,7 @@ def test_bad_ppo_settings_are_one_line_config_errors(key, value, match, tmp_path
         tiny_ppo(tmp_path, **{key: value})
     with pytest.raises(SystemExit) as exit_:
         option = f"--{key.replace('_', '-')}"
-        dmc.main(["--config", "configs/ppo.yaml", "--out-dir", str(tmp_path), option, value])
+        run.main(["--config", "configs/ppo.yaml", "--out-dir", str(tmp_path), option, value])
     err = capsys.readouterr().err
     assert exit_.value.code == 2 and err.count("\n") == 1 and key in err
     assert not os.listdir(tmp_path)

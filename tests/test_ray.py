@@ -30,7 +30,7 @@ from doudizhu_arena.arena import run_arena  # noqa: E402
 from doudizhu_env.rules import Rules  # noqa: E402
 from train import ray_backend  # noqa: E402
 from train.config import ConfigError, load_config  # noqa: E402
-from train.dmc import train  # noqa: E402
+from train.run import train  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 TINY = str(ROOT / "configs" / "tiny.yaml")
@@ -134,11 +134,11 @@ def _spent_once_replaced(budget_spent, deadline: float):
 
 def test_killing_an_actor_process_does_not_stop_training(ray_instance, tmp_path, monkeypatch, capsys,
                                                          request):
-    from train import dmc
+    from train import run
 
     monkeypatch.setattr(ray_backend, "Fleet", _KeptFleet)
-    monkeypatch.setattr(dmc.Run, "budget_spent",
-                        _spent_once_replaced(dmc.Run.budget_spent, time.monotonic() + 90))
+    monkeypatch.setattr(run.Run, "budget_spent",
+                        _spent_once_replaced(run.Run.budget_spent, time.monotonic() + 90))
     _KeptFleet.made.clear()
     log: dict = {}
     killer = threading.Thread(target=_kill_first_actor_at, args=(3000, ray_instance, log), daemon=True)
@@ -221,7 +221,7 @@ def _without_ray(code: str) -> subprocess.CompletedProcess:
 
 
 @pytest.mark.parametrize("command", [
-    "from train.dmc import main; main(['--config', 'configs/tiny.yaml', '--backend', 'ray', '--num-actors', "
+    "from train.run import main; main(['--config', 'configs/tiny.yaml', '--backend', 'ray', '--num-actors', "
     "'2', '--out-dir', {out!r}])",
     "from doudizhu_arena.evaluate import main; "
     "main(['--seats', 'random', 'random', 'random', '--games', '3', "
@@ -240,7 +240,7 @@ def test_asking_for_ray_without_it_says_how_to_install_it(command, tmp_path):
 
 
 @pytest.mark.parametrize("command", [
-    ["train.dmc", "--config", "configs/tiny.yaml", "--backend", "ray", "--num-actors", "2",
+    ["train.run", "--config", "configs/tiny.yaml", "--backend", "ray", "--num-actors", "2",
      "--ray-address", "127.0.0.1:1", "--out-dir", "{out}"],
     ["doudizhu_arena.evaluate", "--seats", "random", "random", "random", "--games", "3", "--backend", "ray",
      "--ray-address", "127.0.0.1:1"],
@@ -267,7 +267,7 @@ def test_an_address_that_is_not_host_port_is_one_line(address):
 
 
 def test_nothing_imports_ray_unless_asked():
-    code = ("import sys\nimport train.dmc, doudizhu_arena.evaluate, train.ray_backend, doudizhu_arena.arena\n"
+    code = ("import sys\nimport train.run, doudizhu_arena.evaluate, train.ray_backend, doudizhu_arena.arena\n"
             "import doudizhu_arena.cluster, doudizhu_arena.ray_arena\n"
             "import doudizhu_arena.tournament, doudizhu_arena.sprt\n"
             "import doudizhu_arena.evaluation, benchmarks.training\n"

@@ -62,7 +62,7 @@ def test_lead_values_match_the_arena_report():
 
 def test_fixed_cell_is_the_landlords_game():
     """In fixed mode the row agent is the landlord: its values are the landlord's score of one game a deal."""
-    rules = mode_rules("fixed")
+    rules = mode_rules("fixed_landlord")
     cfg = ArenaConfig(("rule", "random", "random"), rules, "none", 0, 200, None, ["random", "rule"])
     (job,) = chunk_jobs(cfg, make_deals(0, 30, rules))
     result = arena_play_chunk(*job)
@@ -73,7 +73,7 @@ def test_fixed_cell_is_the_landlords_game():
 
 
 def _cells(table: np.ndarray, deals: int = 4) -> list[list[Cell]]:
-    return [[Cell("fixed", str(a), str(b), np.full(deals, table[a, b]), np.full(deals, 0.5))
+    return [[Cell("fixed_landlord", str(a), str(b), np.full(deals, table[a, b]), np.full(deals, 0.5))
              for b in range(len(table))] for a in range(len(table))]
 
 
@@ -104,17 +104,19 @@ def test_elo_ratings_recover_bradley_terry_strengths():
 def test_tournament_and_ratings_recover_the_order_of_known_strengths():
     """Random < rule's move 40% of the time < 80% < RuleAgent, in the table and both ratings."""
     agents = ["random", "mix0.4", "mix0.8", "rule"]
-    report = play_tournament(agents, 300, ["fixed"], seed=1, agent_factory=mix_factory, bootstrap=100)
-    ranked = [a for a, _ in leaderboard(report, "fixed")]
+    report = play_tournament(agents, 300, ["fixed_landlord"], seed=1, agent_factory=mix_factory,
+                             bootstrap=100)
+    ranked = [a for a, _ in leaderboard(report, "fixed_landlord")]
     assert ranked == agents[::-1]
-    elo = [report["ratings"]["fixed"][a]["elo"]["rating"] for a in agents]
+    elo = [report["ratings"]["fixed_landlord"][a]["elo"]["rating"] for a in agents]
     assert elo == sorted(elo)
-    cells = report["modes"]["fixed"]["cells"]
+    cells = report["modes"]["fixed_landlord"]["cells"]
     assert cells["rule"]["random"]["adp"]["mean"] > cells["random"]["random"]["adp"]["mean"]
     assert cells["random"]["rule"]["adp"]["mean"] < cells["random"]["random"]["adp"]["mean"]
-    r = report["ratings"]["fixed"]["rule"]["adp"]
+    r = report["ratings"]["fixed_landlord"]["rule"]["adp"]
     assert r["low"] < r["rating"] < r["high"]
-    assert sum(report["ratings"]["fixed"][a]["adp"]["rating"] for a in agents) == pytest.approx(0.0, abs=1e-9)
+    ratings = report["ratings"]["fixed_landlord"]
+    assert sum(ratings[a]["adp"]["rating"] for a in agents) == pytest.approx(0.0, abs=1e-9)
 
 
 def test_bidding_cells_rotate_the_seats():
@@ -156,18 +158,18 @@ def test_an_interrupted_tournament_continues_and_matches_an_uninterrupted_one(tm
 
 def test_adding_an_agent_plays_only_its_cells_and_a_broken_cell_file_is_played_again(tmp_path):
     cache = str(tmp_path)
-    first = play_tournament(["random", "rule"], 20, ["fixed"], seed=5, cache=cache, bootstrap=0)
+    first = play_tournament(["random", "rule"], 20, ["fixed_landlord"], seed=5, cache=cache, bootstrap=0)
     assert first["played"] == 4
-    more = play_tournament(["random", "rule", "mix0.5"], 20, ["fixed"], seed=5, cache=cache, bootstrap=0,
-                           agent_factory=mix_factory)
+    more = play_tournament(["random", "rule", "mix0.5"], 20, ["fixed_landlord"], seed=5, cache=cache,
+                           bootstrap=0, agent_factory=mix_factory)
     assert (more["played"], more["cached"]) == (5, 4)
     broken = sorted(tmp_path.iterdir())[0]
     broken.write_text("{not json")
-    again = play_tournament(["random", "rule", "mix0.5"], 20, ["fixed"], seed=5, cache=cache, bootstrap=0,
-                            agent_factory=mix_factory)
+    again = play_tournament(["random", "rule", "mix0.5"], 20, ["fixed_landlord"], seed=5, cache=cache,
+                            bootstrap=0, agent_factory=mix_factory)
     assert (again["played"], again["cached"]) == (1, 8)
     assert again["modes"] == more["modes"]
-    other_seed = play_tournament(["random", "rule"], 20, ["fixed"], seed=6, cache=cache, bootstrap=0)
+    other_seed = play_tournament(["random", "rule"], 20, ["fixed_landlord"], seed=6, cache=cache, bootstrap=0)
     assert other_seed["played"] == 4
 
 
@@ -177,14 +179,14 @@ def test_a_changed_checkpoint_is_not_read_from_the_cache(tmp_path):
     ckpt = tmp_path / "model.pt"
     ckpt.write_bytes(b"one")
     store = CellCache(str(tmp_path / "cache"))
-    before = store.path(store.key("fixed", f"dmc:{ckpt}", "rule", 0, 10, 200))
+    before = store.path(store.key("fixed_landlord", f"dmc:{ckpt}", "rule", 0, 10, 200))
     ckpt.write_bytes(b"other contents")
-    assert store.path(store.key("fixed", f"dmc:{ckpt}", "rule", 0, 10, 200)) != before
+    assert store.path(store.key("fixed_landlord", f"dmc:{ckpt}", "rule", 0, 10, 200)) != before
 
 
 def test_outputs_text_markdown_heatmap():
     report = play_tournament(["random", "rule"], 20, seed=0, bootstrap=20)
-    text = format_table(report, "fixed")
+    text = format_table(report, "fixed_landlord")
     assert "leaderboard" in text and "  1. rule" in text
     md = format_markdown(report)
     assert md.count("| rank | agent |") == 2 and "| `rule` |" in md
@@ -199,9 +201,9 @@ def test_command_line_writes_every_output(tmp_path, capsys):
     printed = capsys.readouterr().out
     assert "8 cells played" in printed and "written:" in printed
     data = json.loads(out["json"].read_text())
-    assert set(data["ratings"]) == {"fixed", "bidding"}
-    fixed = data["modes"]["fixed"]["cells"]
-    assert fixed["rule"]["random"] == report["modes"]["fixed"]["cells"]["rule"]["random"]
+    assert set(data["ratings"]) == {"fixed_landlord", "bidding"}
+    fixed = data["modes"]["fixed_landlord"]["cells"]
+    assert fixed["rule"]["random"] == report["modes"]["fixed_landlord"]["cells"]["rule"]["random"]
     assert out["md"].read_text().startswith("Tournament: 20 deals")
     assert out["png"].read_bytes().startswith(b"\x89PNG")
     again = main(["--agents", "random", "rule", "--deals", "20", "--cache", str(tmp_path / "c"),

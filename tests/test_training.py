@@ -40,8 +40,8 @@ from train.buffer import (  # noqa: E402
     unpack_obs,
 )
 from train.config import TrainConfig, load_config  # noqa: E402
-from train.dmc import train  # noqa: E402
 from train.learner import Learner  # noqa: E402
+from train.run import train  # noqa: E402
 
 SMALL = small_config()
 
@@ -250,7 +250,7 @@ def _alive(pid: int) -> bool:
 @pytest.mark.skipif(not os.path.exists("/proc/self/task"), reason="needs Linux /proc to find the actors")
 def test_actor_processes_exit_when_the_learner_is_killed(tmp_path):
     """A learner killed outright (SIGKILL: no cleanup, no stop event) must not leave its actors running."""
-    cmd = [sys.executable, "-m", "train.dmc", "--config", "configs/tiny.yaml", "--out-dir", str(tmp_path),
+    cmd = [sys.executable, "-m", "train.run", "--config", "configs/tiny.yaml", "--out-dir", str(tmp_path),
            "--run-name", "killed", "--num-actors", "2", "--max-minutes", "5", "--log-seconds", "0.5",
            "--eval-minutes", "0", "--total-frames", "100000000"]  # still running when its actors are found
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -276,17 +276,17 @@ def test_a_signal_after_the_last_step_still_saves_the_checkpoint(tmp_path, monke
     """Regression (a CI failure): the run had made its frames when Ctrl-C came, during the final
     checkpoint, where the default handler raised ``KeyboardInterrupt``. The handler now covers the
     checkpoint: the run saves it, skips the final evaluation and returns ``{}``."""
-    import train.dmc as dmc
+    import train.run as run
 
-    saved = dmc.Run.checkpoint
+    saved = run.Run.checkpoint
 
     def checkpoint_hit_by_ctrl_c(run):
         os.kill(os.getpid(), signal.SIGINT)  # handled at once: Python runs handlers in the main thread
         saved(run)
 
-    monkeypatch.setattr(dmc.Run, "checkpoint", checkpoint_hit_by_ctrl_c)
+    monkeypatch.setattr(run.Run, "checkpoint", checkpoint_hit_by_ctrl_c)
     before = signal.getsignal(signal.SIGINT)
-    report = dmc.train(tiny(tmp_path, total_frames=300, eval_deals=10))
+    report = run.train(tiny(tmp_path, total_frames=300, eval_deals=10))
     assert report == {}
     assert signal.getsignal(signal.SIGINT) is before
     data = read_checkpoint(os.path.join(str(tmp_path), "tiny", "checkpoint.pt"))
@@ -296,14 +296,14 @@ def test_a_signal_after_the_last_step_still_saves_the_checkpoint(tmp_path, monke
 def test_ctrl_c_outside_training_is_one_line_exit_130(monkeypatch, capsys):
     """A Ctrl-C the run cannot turn into a clean stop (a second one, or one during setup or the
     final evaluation) ends the command with one line and exit status 130, not a traceback."""
-    import train.dmc as dmc
+    import train.run as run
 
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(dmc, "train", interrupted)
+    monkeypatch.setattr(run, "train", interrupted)
     with pytest.raises(SystemExit) as info:
-        dmc.main(["--config", "configs/tiny.yaml"])
+        run.main(["--config", "configs/tiny.yaml"])
     assert info.value.code == 130
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "interrupted by Ctrl-C" in err and "--resume" in err
@@ -315,7 +315,7 @@ def test_a_signal_stops_the_run_with_its_checkpoint_saved(tmp_path, how):
     """Ctrl-C (SIGINT to the whole process group, as a terminal sends it) or SIGTERM to the learner:
     the run stops at its next step, saves a loadable checkpoint, skips the final evaluation, says so
     and exits 0, with no traceback from the learner or its actors."""
-    cmd = [sys.executable, "-m", "train.dmc", "--config", "configs/tiny.yaml", "--out-dir", str(tmp_path),
+    cmd = [sys.executable, "-m", "train.run", "--config", "configs/tiny.yaml", "--out-dir", str(tmp_path),
            "--run-name", "stopped", "--num-actors", "2", "--max-minutes", "5", "--log-seconds", "0.5",
            "--eval-minutes", "0", "--checkpoint-minutes", "60", "--total-frames", "100000000"]
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
@@ -349,7 +349,7 @@ def test_a_signal_stops_the_run_with_its_checkpoint_saved(tmp_path, how):
 
 @pytest.mark.integration
 def test_command_line_run_shows_progress_and_says_where_its_outputs_are(tmp_path):
-    cmd = [sys.executable, "-m", "train.dmc", "--config", "configs/tiny.yaml", "--out-dir", str(tmp_path),
+    cmd = [sys.executable, "-m", "train.run", "--config", "configs/tiny.yaml", "--out-dir", str(tmp_path),
            "--run-name", "cli", "--total-frames", "3000", "--log-seconds", "0", "--eval-deals", "3",
            "--keep-checkpoints", "true", "--checkpoint-minutes", "0"]
     out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300, check=True).stdout
@@ -716,11 +716,11 @@ def test_dmc_agent_is_greedy_on_q_values():
 
 def test_no_periodic_evaluation_without_deals(tmp_path, monkeypatch):
     """``eval_deals: 0`` means no evaluation, also when ``eval_minutes`` comes round."""
-    import train.dmc as dmc
+    import train.run as run
 
     clock = iter(range(0, 10**9, 600))
-    monkeypatch.setattr(dmc.time, "monotonic", lambda: float(next(clock)))
+    monkeypatch.setattr(run.time, "monotonic", lambda: float(next(clock)))
     cfg = tiny(tmp_path, total_frames=600, eval_minutes=1.0, eval_deals=0, max_minutes=0.0,
                checkpoint_minutes=1e6, log_seconds=1e9)
-    dmc.train(cfg)  # every clock reading 10 minutes after the last: each step's evaluation is due
+    run.train(cfg)  # every clock reading 10 minutes after the last: each step's evaluation is due
     assert not os.path.exists(os.path.join(str(tmp_path), cfg.run_name, "eval.json"))

@@ -48,9 +48,11 @@ import signal
 import numpy as np
 import torch
 
+from agents.base import Agent
 from agents.dmc import DMCAgent, DMCModel, network_of
 from agents.policy import PolicyAgent
 from doudizhu_env import engine
+from doudizhu_env.driver import drive
 from doudizhu_env.legal import bits_to_ids, sample_bits
 from doudizhu_env.observation import observe, seat_view
 
@@ -121,7 +123,7 @@ class _Batch:
     """One batch of games under one rule set, who plays which seat, and the decisions of its hands
     in progress.
 
-    ``seat_of[g, k]`` is 0 where the model plays seat ``k`` of game ``g``, and ``1 + i`` where
+    ``seat_player[g, k]`` is 0 where the model plays seat ``k`` of game ``g``, and ``1 + i`` where
     opponent ``i`` does; ``player_of[g]`` is the agent that plays the opponent seats of game ``g``
     this hand (one of :class:`PastSelves`'s copies where opponent ``i`` is one). The first
     ``opponent_share`` of the games have opponents.
@@ -136,7 +138,7 @@ class _Batch:
         self.opponents = list(opponents)
         mixed = int(round(num_games * opponent_share)) if self.opponents else 0
         self.mixed = self.games < mixed
-        self.seat_of = np.zeros((num_games, 3), np.int64)
+        self.seat_player = np.zeros((num_games, 3), np.int64)
         self.player_of = np.full(num_games, None, object)
         self._draw_seats(self.games[self.mixed])
 
@@ -147,7 +149,7 @@ class _Batch:
         mine = self.rng.integers(1, 3, len(games))
         rank = self.rng.random((len(games), 3)).argsort(1).argsort(1)
         opponent = self.rng.integers(0, len(self.opponents), len(games))
-        self.seat_of[games] = np.where(rank < mine[:, None], 0, 1 + opponent[:, None])
+        self.seat_player[games] = np.where(rank < mine[:, None], 0, 1 + opponent[:, None])
         for i, player in enumerate(self.opponents):
             drawn = games[opponent == i]
             if isinstance(player, PastSelves):
@@ -159,29 +161,31 @@ class _Batch:
         """One decision in every game: the samples of the hands that ended or were redealt, and the
         number of decisions recorded. With a ``teacher`` it plays (and records) every seat."""
         s = self.state
-        player = np.zeros(len(self.games), np.int64) if teacher else self.seat_of[self.games, s.to_act]
-        actions = np.zeros(len(self.games), dtype=np.int64)
-        mine = np.flatnonzero(player == 0)
-        legal = None
+        learner = _Learner(agent, teacher, legal=self.recorder.legal is not None)
         if teacher is not None:
-            obs, pos = observe(s), network_of(s)
-            taught = teacher.act(seat_view(s))
-            actions = explore(taught, s, pos, agent.epsilons(pos), agent.rng)
-            if self.recorder.legal is not None:
-                legal = bits_to_ids(engine.legal_bits(s))
-        elif len(mine):
-            actions[mine], obs, pos = agent.decide(engine.take(s, mine) if len(mine) < len(self.games) else s)
-            legal = agent.last_legal if self.recorder.legal is not None else None
-        others = np.flatnonzero(player > 0)
-        for opponent, theirs in _grouped(self.player_of[others], others):
-            actions[theirs] = opponent.act(seat_view(s, theirs))
-        before = s.redeals
+            by_seat, players = np.zeros((len(self.games), 3), np.int64), [learner]
+        else:
+            by_seat, players = self._seat_players(learner)
+        # the driver's one step, unchecked: every player here picks among the legal actions, and the
+        # engine's check more than doubles a step at these batch sizes (B=4096: 2.4 ms, 1.0 without)
+        turn = next(drive(s, by_seat, players, auto_reset=True, max_steps=1, check=False))
+        mine = np.flatnonzero(by_seat[self.games, s.to_act] == 0)
         if len(mine):
             hidden = hidden_hands(s, mine) if self.recorder.hands is not None else None
-            self.recorder.record(mine, s.to_act[mine], pos, actions[mine], obs, hidden, legal,
-                                 taught=teacher is not None)
-        self.state = engine.step(s, actions, check=False, auto_reset=True)
-        return self._finished(before), len(mine)
+            self.recorder.record(mine, s.to_act[mine], learner.pos, turn.actions[mine], learner.obs, hidden,
+                                 learner.legal, taught=teacher is not None)
+        self.state = turn.after
+        return self._finished(s.redeals), len(mine)
+
+    def _seat_players(self, learner) -> tuple[np.ndarray, list]:
+        """Who plays each seat this step, for the driver: 0 the learner, ``1 + k`` the k-th distinct
+        opponent object (a past self is one object per copy)."""
+        mixed = np.flatnonzero(self.mixed)
+        groups = _grouped(self.player_of[mixed], mixed)
+        by_seat = self.seat_player.copy()
+        for k, (_, games) in enumerate(groups):
+            by_seat[games] = np.where(self.seat_player[games] > 0, 1 + k, 0)
+        return by_seat, [learner, *(player for player, _ in groups)]
 
     def _finished(self, redeals_before: np.ndarray) -> list[dict[str, np.ndarray]]:
         out = []
@@ -197,6 +201,31 @@ class _Batch:
         return out
 
 
+class _Learner:
+    """The learning agent as a player of the driver, keeping what the recorder needs of its step:
+    the observations and networks of its games and, for PPO's trajectories, their legal actions.
+    With a ``teacher``, the teacher chooses (with the agent's exploration) and the agent records."""
+
+    needs_view = False  # the model observes the acting seat's own view (observation.observe)
+    legal_by_construction = True
+
+    def __init__(self, agent: DMCAgent, teacher=None, legal: bool = False):
+        self.agent, self.teacher, self.keep_legal = agent, teacher, legal
+        self.obs = self.pos = np.zeros(0)
+        self.legal: tuple[np.ndarray, np.ndarray] | None = None
+
+    def act(self, state: engine.State) -> np.ndarray:
+        if self.teacher is None:
+            actions, self.obs, self.pos = self.agent.decide(state)
+            self.legal = self.agent.last_legal if self.keep_legal else None
+            return actions
+        self.obs, self.pos = observe(state), network_of(state)
+        taught = self.teacher.act(seat_view(state))
+        if self.keep_legal:
+            self.legal = bits_to_ids(engine.legal_bits(state))
+        return explore(taught, state, self.pos, self.agent.epsilons(self.pos), self.agent.rng)
+
+
 def hidden_hands(state: engine.State, games: np.ndarray) -> np.ndarray:
     """``(len(games), 2, NUM_RANKS)``: the hands of the seat after the one to act and of the seat
     after that, in each of ``games`` (the hand head's labels)."""
@@ -204,9 +233,9 @@ def hidden_hands(state: engine.State, games: np.ndarray) -> np.ndarray:
     return np.stack([state.hands[games, (seat + 1) % 3], state.hands[games, (seat + 2) % 3]], axis=1)
 
 
-def _grouped(players: np.ndarray, games: np.ndarray) -> list[tuple[object, np.ndarray]]:
+def _grouped(players: np.ndarray, games: np.ndarray) -> list[tuple[Agent, np.ndarray]]:
     """``(player, its games)`` for each distinct player (by identity) of ``players``, first seen first."""
-    groups: dict[int, tuple[object, list[int]]] = {}
+    groups: dict[int, tuple[Agent, list[int]]] = {}
     for player, game in zip(players, games, strict=True):
         groups.setdefault(id(player), (player, []))[1].append(game)
     return [(player, np.array(mine, np.int64)) for player, mine in groups.values()]

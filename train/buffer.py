@@ -114,8 +114,8 @@ class EpisodeRecorder:
         if self.legal is not None:  # each seat's decisions together, in order (module docstring)
             rows = rows[np.lexsort((self.time[rows], self.seat[rows], self.game[rows]))]
         targets = objective_targets(points[slot[self.game[rows]], self.seat[rows]], self.objective)
-        out = {"obs": self.obs[rows], "action": self.action[rows], "network": self.network[rows],
-               "target": targets}
+        out: dict[str, np.ndarray] = {"obs": self.obs[rows], "action": self.action[rows],
+                                      "network": self.network[rows], "target": targets}
         if self.hands is not None:
             out["hands"] = self.hands[rows]
         if self.legal is not None:
@@ -126,6 +126,7 @@ class EpisodeRecorder:
 
     def _trajectory_fields(self, rows: np.ndarray) -> dict[str, np.ndarray]:
         """The :data:`TRAJECTORY_FIELDS` of ``rows`` (sorted by game, seat and time)."""
+        assert self.legal is not None, "trajectory fields of a recorder made without trajectories"
         legal = list(self.legal[rows])
         key = self.game[rows] * 3 + self.seat[rows]
         last = np.r_[key[1:] != key[:-1], True]  # the last row of each trajectory

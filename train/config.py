@@ -25,7 +25,7 @@ from doudizhu_arena.cluster import BACKENDS
 from doudizhu_env.cards import NUM_RANKS
 from doudizhu_env.checks import short
 from doudizhu_env.engine import MAX_HISTORY
-from doudizhu_env.files import input_problem
+from doudizhu_env.files import input_refusal
 from doudizhu_env.observation import OBS_SIZE
 from doudizhu_env.rewards import OBJECTIVES as REWARD_OF_OBJECTIVE
 
@@ -111,7 +111,7 @@ class TrainConfig:
     """The agent spec that plays the warm-start games."""
     init_weights: str = ""
     """Weights the model starts from instead of a random initialization: a ``.pt`` file of
-    ``train.dmc`` or ``train.export``, or ``pretrained`` (the shipped agent). Its rules and model
+    ``train.run`` or ``train.export``, or ``pretrained`` (the shipped agent). Its rules and model
     config must be the run's; frames and updates count on from the file's (so the epsilon
     schedule goes on where it was), the optimizer starts fresh. Ignored by ``--resume``, which
     continues the run's own checkpoint."""
@@ -384,7 +384,7 @@ def field_docs(cls) -> dict[str, str]:
         source = textwrap.dedent(inspect.getsource(cls))
     except (OSError, TypeError):
         return {}
-    body = ast.parse(source).body[0].body
+    body = typing.cast(ast.ClassDef, ast.parse(source).body[0]).body
     docs = {}
     for stmt, after in zip(body, body[1:], strict=False):
         if (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)
@@ -474,15 +474,12 @@ MAX_CONFIG_BYTES = 2**20
 
 def load_config(path: str | None = None, overrides: dict | None = None) -> TrainConfig:
     """The config of YAML file ``path`` (or the defaults) with dotted-key ``overrides`` applied."""
-    data = {}
+    data: dict = {}
     if path:
-        problem = input_problem(path, MAX_CONFIG_BYTES)
-        if problem == "no such file":
-            raise ConfigError(f"no config file at {path!r}; expected a YAML file of TrainConfig fields "
-                              "such as configs/default.yaml")
-        if problem:
-            raise ConfigError(f"cannot read the config file {path!r}: {problem}; expected a YAML file of "
-                              "TrainConfig fields such as configs/default.yaml")
+        refusal = input_refusal(path, "config", "a YAML file of TrainConfig fields such as "
+                                "configs/default.yaml", MAX_CONFIG_BYTES)
+        if refusal:
+            raise ConfigError(refusal)
         try:
             with open(path) as f:
                 data = _read_yaml(f) or {}

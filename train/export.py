@@ -19,7 +19,7 @@ from doudizhu_env.files import OutputPathError, check_output
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(prog="python -m train.export", description=__doc__.splitlines()[0])
-    parser.add_argument("checkpoint", help="a train.dmc checkpoint (checkpoint.pt)")
+    parser.add_argument("checkpoint", help="a train.run checkpoint (checkpoint.pt)")
     parser.add_argument("out", help="the file to write")
     parser.add_argument("--float32", action="store_true", help="keep float32 weights (twice the size)")
     parser.add_argument("--force", action="store_true", help="replace OUT if it is an existing file")

@@ -1,8 +1,8 @@
 """DMC training on Ray (``backend: ray``): self-play actors as Ray actors, anywhere on a cluster.
 
-The learner stays in the process that runs :func:`train.dmc.train` (with
+The learner stays in the process that runs :func:`train.run.train` (with
 its ``device`` and ``threads``: the GPU of that machine, if any), and with it
-the buffer, checkpoints, TensorBoard and evaluations (:class:`train.dmc.Run`,
+the buffer, checkpoints, TensorBoard and evaluations (:class:`train.run.Run`,
 the same as with the local backend). What differs is how samples arrive and
 how weights reach the actors:
 
@@ -257,7 +257,7 @@ def local_cpus(cfg: TrainConfig) -> int:
 
 
 def run_ray(run) -> None:
-    """``num_actors`` Ray actors feeding the learner of ``run`` (a :class:`~train.dmc.Run`) until it ends."""
+    """``num_actors`` Ray actors feeding the learner of ``run`` (a :class:`~train.run.Run`) until it ends."""
     from doudizhu_arena.cluster import ClusterUnreachable, ray_session
 
     cfg = run.cfg

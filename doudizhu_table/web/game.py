@@ -35,7 +35,7 @@ from doudizhu_env.display import (
     trick_of,
     why_no_combination,
 )
-from doudizhu_env.driver import decide
+from doudizhu_env.driver import drive
 from doudizhu_env.observation import seat_view
 
 from ..session import Event, MoveError, is_partner, move_events, opening_events
@@ -173,10 +173,12 @@ class WebGame:
 
     def _advance(self) -> None:
         """Let the agents move until it is the person's turn or the hand is over."""
-        while not self.done and int(self.state.to_act[0]) != self.seat:
-            seat = int(self.state.to_act[0])
-            agent = self.agents[seat]
-            self._step(int(decide(agent, self.state, np.array([0]))[0]))
+        players = [self.agents[s] for s in range(3) if s != self.seat]
+        others = iter(range(len(players)))
+        seat_player = np.array([[-1 if s == self.seat else next(others) for s in range(3)]])
+        for turn in drive(self.state, seat_player, players):  # until the person's turn or the end
+            self._say(turn.before, turn.after, int(turn.before.to_act[0]), int(turn.actions[0]))
+            self.state = turn.after
 
     def _step(self, action: int) -> None:
         before, seat = self.state, int(self.state.to_act[0])

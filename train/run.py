@@ -2,10 +2,10 @@
 
 Run::
 
-    python -m train.dmc --config configs/default.yaml --max-minutes 5
-    python -m train.dmc --config configs/ppo.yaml --max-minutes 5          # learner: ppo
-    python -m train.dmc --config configs/tiny.yaml --run-name test --total-frames 5000
-    python -m train.dmc --config configs/default.yaml --resume        # continue runs/<run_name>
+    python -m train.run --config configs/default.yaml --max-minutes 5
+    python -m train.run --config configs/ppo.yaml --max-minutes 5          # learner: ppo
+    python -m train.run --config configs/tiny.yaml --run-name test --total-frames 5000
+    python -m train.run --config configs/default.yaml --resume        # continue runs/<run_name>
 
 Every field of :class:`train.config.TrainConfig` can be overridden as
 ``--field-name VALUE``. Outputs go to ``<out_dir>/<run_name>/``:
@@ -52,6 +52,7 @@ import signal
 import sys
 import threading
 import time
+from typing import Any
 
 import numpy as np
 import torch
@@ -234,7 +235,7 @@ class Run:
         return "  ".join(parts)
 
     def checkpoint(self) -> None:
-        learner = {"learner": self.cfg.learner}
+        learner: dict[str, Any] = {"learner": self.cfg.learner}
         rng = {"torch": torch.get_rng_state()}
         if isinstance(self.learner, PPOLearner):  # the critic, for --resume only: no agent reads it
             learner["critic"] = self.learner.critic.state_dict()
@@ -301,7 +302,7 @@ def resume_critic(learner: PPOLearner, path: str, data: dict) -> None:
 def _resume_state(path: str, data: dict) -> tuple[int, int, torch.Tensor]:
     """Frames, updates and torch RNG state of a checkpoint to resume from, checked (CheckpointError)."""
     if not isinstance(data.get("optimizer"), dict) or not data["optimizer"]:
-        raise CheckpointError(f"{path!r} holds no optimizer state to resume from (a checkpoint of train.dmc "
+        raise CheckpointError(f"{path!r} holds no optimizer state to resume from (a checkpoint of train.run "
                               "has one; an exported file does not)")
     frames, updates = _counts(path, data)
     rng = data.get("rng", {}).get("torch") if isinstance(data.get("rng"), dict) else None
@@ -551,7 +552,7 @@ def _hparams(cfg: TrainConfig) -> dict:
 
 def build_parser() -> argparse.ArgumentParser:
     """The command line: ``--config``, ``--resume`` and one option per config field (with its docs)."""
-    parser = argparse.ArgumentParser(prog="python -m train.dmc", parents=[override_parser()],
+    parser = argparse.ArgumentParser(prog="python -m train.run", parents=[override_parser()],
                                      description=__doc__.split("How it works")[0].strip(),
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--resume", action="store_true",
