@@ -159,14 +159,19 @@ class SampleBuffer:
             self.size -= len(old["target"])
             self.dropped += len(old["target"])
 
-    def take(self, n: int) -> dict[str, np.ndarray] | None:
-        """The ``n`` oldest samples (removed), or None when fewer are held."""
-        if self.size < n:
-            return None
+    def _oldest(self, n: int) -> tuple[int, int]:
+        """How many of the oldest chunks hold ``n`` samples or more, and how many samples they hold."""
         used, count = 0, 0
         while count < n:
             count += len(self.parts[used]["target"])
             used += 1
+        return used, count
+
+    def take(self, n: int) -> dict[str, np.ndarray] | None:
+        """The ``n`` oldest samples (removed), or None when fewer are held."""
+        if self.size < n:
+            return None
+        used, count = self._oldest(n)
         joined = concat_samples(self.parts[:used])
         rest = {k: v[n:] for k, v in joined.items()}
         self.parts = ([rest] if count > n else []) + self.parts[used:]
@@ -178,10 +183,7 @@ class SampleBuffer:
         all of them hold fewer. Chunks of whole hands give whole hands (the policy learner's)."""
         if self.size < n:
             return None
-        used, count = 0, 0
-        while count < n:
-            count += len(self.parts[used]["target"])
-            used += 1
+        used, count = self._oldest(n)
         joined = concat_samples(self.parts[:used])
         self.parts = self.parts[used:]
         self.size -= count

@@ -16,7 +16,22 @@ from agents.dmc import HAND_CLASSES, NETWORKS, DMCModel, ModelOutputError
 from .buffer import unpack_obs
 
 
-class Learner:
+class AdamLearner:
+    """What both learners share: an Adam ``optimizer`` whose learning rate a run sets (decay)."""
+
+    optimizer: torch.optim.Optimizer
+
+    @property
+    def learning_rate(self) -> float:
+        return self.optimizer.param_groups[0]["lr"]
+
+    @learning_rate.setter
+    def learning_rate(self, value: float) -> None:
+        for group in self.optimizer.param_groups:
+            group["lr"] = value
+
+
+class Learner(AdamLearner):
     """Adam on the mean squared error between Q(s, a) and the target, all networks together (plus
     the hand head's weighted cross-entropy where the model has one)."""
 
@@ -28,15 +43,6 @@ class Learner:
         self.optimizer = torch.optim.Adam(model.parameters(), lr=learning_rate)
         self.max_grad_norm = max_grad_norm
         self.updates = 0
-
-    @property
-    def learning_rate(self) -> float:
-        return self.optimizer.param_groups[0]["lr"]
-
-    @learning_rate.setter
-    def learning_rate(self, value: float) -> None:
-        for group in self.optimizer.param_groups:
-            group["lr"] = value
 
     def _forward(self, batch: dict[str, np.ndarray], obs: torch.Tensor,
                  pos: np.ndarray) -> tuple[torch.Tensor, torch.Tensor | None]:

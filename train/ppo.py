@@ -40,6 +40,7 @@ from agents.policy import segment_log_softmax
 from doudizhu_env.observation import CARD_BITS, card_bits
 
 from .buffer import unpack_obs
+from .learner import AdamLearner
 
 #: The critic's inputs beyond the seat's observation: card bits of the two hidden hands.
 CRITIC_INPUTS = 2 * CARD_BITS
@@ -108,7 +109,7 @@ def legal_of(batch: dict[str, np.ndarray], rows: np.ndarray) -> tuple[np.ndarray
     return batch["legal"][np.repeat(starts[rows], mine) + within].astype(np.int64), seg
 
 
-class PPOLearner:
+class PPOLearner(AdamLearner):
     """Adam on the PPO loss of the policy (a :class:`~agents.dmc.DMCModel`) and the critic together."""
 
     def __init__(self, model: DMCModel, cfg, device: str = "cpu"):
@@ -119,15 +120,6 @@ class PPOLearner:
         self.optimizer = torch.optim.Adam(params, lr=cfg.learning_rate, foreach=True)  # faster on CPU
         self.generator = torch.Generator().manual_seed(cfg.seed)  # the minibatches' shuffles
         self.updates = 0
-
-    @property
-    def learning_rate(self) -> float:
-        return self.optimizer.param_groups[0]["lr"]
-
-    @learning_rate.setter
-    def learning_rate(self, value: float) -> None:
-        for group in self.optimizer.param_groups:
-            group["lr"] = value
 
     def log_probs(self, batch, obs: torch.Tensor, pos: np.ndarray,
                   rows: np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:
