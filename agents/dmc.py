@@ -200,10 +200,18 @@ class QNet(StateEncoder):
         """The hand head's ``(N, 2, NUM_RANKS, HAND_CLASSES)`` logits from embeddings ``e``."""
         return self.hand_out(e).view(len(e), 2, NUM_RANKS, HAND_CLASSES)
 
+    def action_code(self, actions: torch.Tensor) -> torch.Tensor:
+        """``(M, ACTION_SIZE)`` action features -> ``(M, head_hidden)``: W f(a), the action's part of
+        the head's first layer."""
+        return self.action_proj(self.action_mlp(actions))
+
+    def score_codes(self, state_code: torch.Tensor, action_code: torch.Tensor) -> torch.Tensor:
+        """Q from the ``(M, head_hidden)`` codes of states and of actions, row by row."""
+        return self.out(self.head(torch.relu(state_code + action_code))).squeeze(-1)
+
     def score(self, state_code: torch.Tensor, actions: torch.Tensor) -> torch.Tensor:
         """Q of ``(M, ACTION_SIZE)`` actions given the ``(M, head_hidden)`` code of their state."""
-        joint = torch.relu(state_code + self.action_proj(self.action_mlp(actions)))
-        return self.out(self.head(joint)).squeeze(-1)
+        return self.score_codes(state_code, self.action_code(actions))
 
 
 class DMCModel(nn.Module):
@@ -238,8 +246,11 @@ class DMCModel(nn.Module):
             net = self.net(p)
             code = net.encode_state(obs[torch.from_numpy(rows)])
             local = np.searchsorted(rows, seg[cand])  # state row of each candidate within `rows`
-            feats = self.action_feats[torch.from_numpy(ids[cand])]
-            q[torch.from_numpy(cand)] = net.score(code[torch.from_numpy(local)], feats)
+            # each distinct action once: a batch repeats ids (2,300 distinct among 30,000 candidates)
+            distinct, which = np.unique(ids[cand], return_inverse=True)
+            acts = net.action_code(self.action_feats[torch.from_numpy(distinct)])
+            q[torch.from_numpy(cand)] = net.score_codes(code[torch.from_numpy(local)],
+                                                        acts[torch.from_numpy(which.reshape(-1))])
         return q
 
     def q_and_hands(self, obs: torch.Tensor, pos: np.ndarray,

@@ -117,7 +117,7 @@ class PPOLearner(AdamLearner):
         self.device = torch.device(device)
         self.critic = Critic(model.cfg).to(self.device)
         params = [*model.parameters(), *self.critic.parameters()]
-        self.optimizer = torch.optim.Adam(params, lr=cfg.learning_rate, foreach=True)  # faster on CPU
+        self.optimizer = self.adam(params, cfg.learning_rate)
         self.generator = torch.Generator().manual_seed(cfg.seed)  # the minibatches' shuffles
         self.updates = 0
 
