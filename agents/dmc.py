@@ -338,7 +338,8 @@ class DMCAgent(Agent):
         """Actions, observations and networks of every unfinished game of ``state``.
 
         Games that are over get ``PASS`` and network -1. The legal actions it chose among stay in
-        :attr:`last_legal` (``(ids, offsets)``, as :func:`doudizhu_env.legal.bits_to_ids` gives them).
+        :attr:`last_legal` (``(ids, offsets)``, as :func:`doudizhu_env.legal.bits_to_ids` gives them)
+        and their scores in :attr:`last_scores` (one per id).
         """
         obs = observe(state)
         pos = network_of(state)
@@ -346,8 +347,9 @@ class DMCAgent(Agent):
         ids, offsets = bits_to_ids(bits)
         actions = np.zeros(state.num_games, dtype=np.int64)
         live = np.flatnonzero(np.diff(offsets) > 0)
+        self.last_scores = np.zeros(0, np.float32)
         if len(live):
-            q = self._q(obs, pos, ids, offsets)
+            q = self.last_scores = self._q(obs, pos, ids, offsets)
             live_offsets = np.concatenate([offsets[live], [offsets[-1]]])
             actions[live] = ids[self.pick(q, live_offsets)]
             explore = np.flatnonzero((self.rng.random(state.num_games) < self.epsilons(pos)) & (pos >= 0))

@@ -29,7 +29,7 @@ from doudizhu_env.observation import OBS_SIZE, observe  # noqa: E402
 from doudizhu_env.rules import Rules  # noqa: E402
 from train import run  # noqa: E402
 from train.actor import Actor, hidden_hands  # noqa: E402
-from train.buffer import EpisodeRecorder, SampleBuffer  # noqa: E402
+from train.buffer import EpisodeRecorder, SampleBuffer, unpack_obs  # noqa: E402
 from train.config import ConfigError, load_config  # noqa: E402
 from train.ppo import CRITIC_INPUTS, Critic, PPOLearner, critic_input, gae  # noqa: E402
 from train.run import train  # noqa: E402
@@ -99,7 +99,7 @@ def test_recorder_gives_whole_trajectories_in_order():
     for k, (g, seat, action, legal) in enumerate(moves):
         ids = np.array(legal)
         rec.record(np.array([g]), np.array([seat]), np.array([2]), np.array([action]), obs[:1], hidden[:1],
-                   (ids, np.array([0, len(ids)])), taught=k == 1)
+                   (ids, np.array([0, len(ids)])), taught=k == 1, log_prob=np.array([-0.1 * k], np.float32))
     out = rec.finish(np.array([0, 1]), np.array([[2.0, -1.0, -1.0], [4.0, -2.0, -2.0]], np.float32))
     # game 0 seat 0 (two decisions), game 0 seat 1, game 1 seat 2 (two decisions)
     np.testing.assert_array_equal(out["action"], [1, 7, 2, 5, 9])
@@ -108,6 +108,7 @@ def test_recorder_gives_whole_trajectories_in_order():
     np.testing.assert_array_equal(out["legal_count"], [2, 2, 3, 1, 2])
     np.testing.assert_array_equal(out["legal"], [0, 1, 6, 7, 2, 3, 4, 5, 8, 9])
     np.testing.assert_array_equal(out["taught"], [False, False, False, True, False])
+    np.testing.assert_allclose(out["log_prob"], [0.0, -0.3, -0.2, 0.0, -0.4], atol=1e-7)  # taught: 0
     assert (rec.game == -1).all() and all(x is None for x in rec.legal)
 
 
@@ -115,6 +116,37 @@ def test_recorder_with_trajectories_needs_the_legal_actions():
     rec = EpisodeRecorder(2, trajectories=True)
     with pytest.raises(ValueError, match="legal"):
         rec.record(np.array([0]), np.array([0]), np.array([2]), np.array([1]), np.zeros((1, OBS_SIZE)))
+
+
+def test_recorder_with_trajectories_needs_the_policys_log_probs():
+    rec = EpisodeRecorder(2, trajectories=True)
+    legal = (np.array([1, 2]), np.array([0, 2]))
+    with pytest.raises(ValueError, match="log_prob"):
+        rec.record(np.array([0]), np.array([0]), np.array([2]), np.array([1]), np.zeros((1, OBS_SIZE)),
+                   legal=legal)
+    rec.record(np.array([0]), np.array([0]), np.array([2]), np.array([1]), np.zeros((1, OBS_SIZE)),
+               legal=legal, taught=True)  # a teacher's decision has none
+
+
+@pytest.mark.parametrize("epsilon", [0.0, 0.3])
+def test_the_actors_log_probs_are_the_behaviour_policys(epsilon):
+    """What the actor records as the ratio's denominator is log b(a|s) of the policy that drew the
+    action: the learner's log-softmax of the same weights, mixed with the uniform exploration."""
+    cfg = tiny_ppo("unused")
+    model = small_model(cfg=MLP, seed=3)
+    actor = Actor.from_config(model, cfg, np.random.default_rng(5))
+    chunk = actor.collect(300, epsilon=epsilon)
+    learner = PPOLearner(model, cfg)
+    obs = torch.from_numpy(unpack_obs(chunk["obs"]))
+    rows = np.flatnonzero(~chunk["taught"])
+    with torch.no_grad():
+        logp = learner.log_probs(chunk, obs, chunk["network"].astype(np.int64), rows)[0].numpy()
+    n = chunk["legal_count"][rows]
+    eps = actor.agent.epsilons(chunk["network"][rows])  # the play's epsilon, the bids' and doublings'
+    assert (eps == epsilon).any() and (eps > 0).any()  # the tiny config's bids explore: a mixture either way
+    expected = np.log((1 - eps) * np.exp(logp) + eps / n)
+    assert len(rows) >= 300 and np.isfinite(chunk["log_prob"]).all()
+    np.testing.assert_allclose(chunk["log_prob"][rows], expected, atol=2e-5)
 
 
 def test_take_whole_never_cuts_a_chunk():

@@ -173,7 +173,7 @@ class _Batch:
         if len(mine):
             hidden = hidden_hands(s, mine) if self.recorder.hands is not None else None
             self.recorder.record(mine, s.to_act[mine], learner.pos, turn.actions[mine], learner.obs, hidden,
-                                 learner.legal, taught=teacher is not None)
+                                 learner.legal, taught=teacher is not None, log_prob=learner.log_prob)
         self.state = turn.after
         return self._finished(s.redeals), len(mine)
 
@@ -203,7 +203,8 @@ class _Batch:
 
 class _Learner:
     """The learning agent as a player of the driver, keeping what the recorder needs of its step:
-    the observations and networks of its games and, for PPO's trajectories, their legal actions.
+    the observations and networks of its games and, for PPO's trajectories, their legal actions and
+    the log-probabilities of the actions the policy drew.
     With a ``teacher``, the teacher chooses (with the agent's exploration) and the agent records."""
 
     needs_view = False  # the model observes the acting seat's own view (observation.observe)
@@ -213,11 +214,13 @@ class _Learner:
         self.agent, self.teacher, self.keep_legal = agent, teacher, legal
         self.obs = self.pos = np.zeros(0)
         self.legal: tuple[np.ndarray, np.ndarray] | None = None
+        self.log_prob: np.ndarray | None = None
 
     def act(self, state: engine.State) -> np.ndarray:
         if self.teacher is None:
             actions, self.obs, self.pos = self.agent.decide(state)
-            self.legal = self.agent.last_legal if self.keep_legal else None
+            if self.keep_legal and isinstance(self.agent, PolicyAgent):
+                self.legal, self.log_prob = self.agent.last_legal, self.agent.last_log_probs
             return actions
         self.obs, self.pos = observe(state), network_of(state)
         taught = self.teacher.act(seat_view(state))

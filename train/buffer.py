@@ -9,7 +9,8 @@ rows are freed. Everything is array operations over the batch; nothing
 loops per sample (but for the legal sets below, one small array per decision).
 
 With ``trajectories`` (the policy learner, :mod:`train.ppo`) the recorder also
-keeps each decision's legal actions and whether a teacher made it, and a
+keeps each decision's legal actions, whether a teacher made it and the
+log-probability of the action under the policy that drew it, and a
 finished hand's samples come as whole trajectories: each seat's decisions
 together, in the order they were made, ``steps_left`` counting the seat's
 decisions after each one in that hand (0 at its last). A chunk of finished
@@ -31,8 +32,9 @@ from doudizhu_env.rewards import OBJECTIVES, shape_reward
 #: The fields of every sample; a recorder with ``hands`` adds ``hands`` (``(N, 2, NUM_RANKS)`` int8).
 SAMPLE_FIELDS = ("obs", "action", "network", "target")
 #: The fields a recorder with ``trajectories`` adds: the legal actions of each sample (``legal``, all
-#: samples' ids one after the other, ``legal_count`` of them each), ``steps_left`` and ``taught``.
-TRAJECTORY_FIELDS = ("legal", "legal_count", "steps_left", "taught")
+#: samples' ids one after the other, ``legal_count`` of them each), ``steps_left``, ``taught`` and
+#: ``log_prob`` (of the action under the policy that chose it; 0 where a teacher did).
+TRAJECTORY_FIELDS = ("legal", "legal_count", "steps_left", "taught", "log_prob")
 
 
 def objective_targets(points: np.ndarray, objective: str) -> np.ndarray:
@@ -73,17 +75,20 @@ class EpisodeRecorder:
         self.hands = np.zeros((self.capacity, 2, NUM_RANKS), dtype=np.int8) if hands else None
         self.legal = np.empty(self.capacity, dtype=object) if trajectories else None
         self.taught = np.zeros(self.capacity, dtype=bool)
+        self.log_prob = np.zeros(self.capacity, dtype=np.float32)
         self.time = np.zeros(self.capacity, dtype=np.int64)  # decisions recorded before this one
         self.recorded = 0
         self.head = 0
 
     def record(self, games: np.ndarray, seats, networks, actions, obs: np.ndarray,
                hidden: np.ndarray | None = None, legal: tuple[np.ndarray, np.ndarray] | None = None,
-               taught: bool = False) -> None:
+               taught: bool = False, log_prob: np.ndarray | None = None) -> None:
         """Append one decision for each of ``games``; ``hidden`` (``(n, 2, NUM_RANKS)``: the next
         seat's hand and the one after it) is required by a recorder with ``hands``, ``legal``
         (``(ids, offsets)`` of the legal actions of each decision) by one with ``trajectories``;
-        ``taught``: a teacher made these decisions."""
+        ``taught``: a teacher made these decisions; ``log_prob``: of each action under the policy
+        that drew it (a recorder with ``trajectories`` needs it unless ``taught``)."""
+        self._check_record(hidden, legal, taught, log_prob)  # before anything is written
         n = len(games)
         rows = (self.head + np.arange(n)) % self.capacity
         if np.any(self.game[rows] >= 0):
@@ -92,19 +97,28 @@ class EpisodeRecorder:
         self.action[rows], self.network[rows] = actions, networks
         self.game[rows], self.seat[rows] = games, seats
         if self.hands is not None:
-            if hidden is None:
-                raise ValueError("this recorder keeps the hidden hands (hands=True): pass `hidden`")
+            assert hidden is not None  # _check_record
             self.hands[rows] = hidden
         if self.legal is not None:
-            if legal is None:
-                raise ValueError("this recorder keeps the legal actions (trajectories=True): pass `legal`")
+            assert legal is not None  # _check_record
             ids, offsets = legal
             for row, start, stop in zip(rows, offsets[:-1], offsets[1:], strict=True):
                 self.legal[row] = ids[start:stop].astype(np.int32)
+            self.log_prob[rows] = 0.0 if taught or log_prob is None else log_prob
         self.taught[rows] = taught
         self.time[rows] = self.recorded + np.arange(n)
         self.recorded += n
         self.head = int((self.head + n) % self.capacity)
+
+    def _check_record(self, hidden, legal, taught: bool, log_prob) -> None:
+        """ValueError naming what :meth:`record` lacks for this recorder's fields."""
+        if self.hands is not None and hidden is None:
+            raise ValueError("this recorder keeps the hidden hands (hands=True): pass `hidden`")
+        if self.legal is not None and legal is None:
+            raise ValueError("this recorder keeps the legal actions (trajectories=True): pass `legal`")
+        if self.legal is not None and not taught and log_prob is None:
+            raise ValueError("this recorder keeps the policy's log-probabilities (trajectories=True): "
+                             "pass `log_prob`")
 
     def finish(self, games: np.ndarray, points: np.ndarray) -> dict[str, np.ndarray]:
         """Samples of every recorded decision of the ended ``games`` (``points``: ``(len(games), 3)``)."""
@@ -135,7 +149,7 @@ class EpisodeRecorder:
         return {"legal": np.concatenate(legal) if legal else np.zeros(0, np.int32),
                 "legal_count": np.array([len(a) for a in legal], np.int32),
                 "steps_left": (end_of_row - np.arange(len(rows))).astype(np.int16),
-                "taught": self.taught[rows]}
+                "taught": self.taught[rows], "log_prob": self.log_prob[rows]}
 
 
 class SampleBuffer:

@@ -13,9 +13,10 @@ built from a checkpoint reads it.
 One update (:meth:`PPOLearner.update`) takes a batch of whole hands from the
 actors (:class:`train.buffer.EpisodeRecorder` with ``trajectories``):
 
-1. the critic's values and the policy's log-probabilities of the actions
-   taken, both at the start of the update (the ratio's denominator: the actors
-   play with weights at most a few updates older);
+1. the critic's values at the start of the update; the ratio's denominator is
+   the log-probability of each action under the policy that drew it, as the
+   actor recorded it (its weights a few updates older than the learner's at
+   most; exploration included), so the ratio corrects for that lag;
 2. generalized advantage estimates (:func:`gae`) over each seat's decisions in
    a hand, whose only reward is the hand's result at its end, shaped by the
    run's ``objective`` as DMC's targets are (``adp``, ``wp``, ``logadp``);
@@ -141,10 +142,8 @@ class PPOLearner(AdamLearner):
         obs = torch.from_numpy(unpack_obs(batch["obs"])).to(self.device)
         pos = batch["network"].astype(np.int64)
         seen = critic_input(obs, batch["hands"])
-        every = np.arange(n)
         with torch.no_grad():
             values = self.critic(seen, pos).cpu().numpy()
-            old_logp = self.log_probs(batch, obs, pos, every)[0]
         advantages, returns = gae(values, batch["target"], batch["steps_left"], cfg.gamma, cfg.gae_lambda)
         played = ~batch["taught"]
         if played.sum() > 1:
@@ -152,7 +151,8 @@ class PPOLearner(AdamLearner):
             advantages = (advantages - advantages[played].mean()) / spread
         fixed = {"adv": torch.from_numpy(advantages.astype(np.float32)).to(self.device),
                  "ret": torch.from_numpy(returns.astype(np.float32)).to(self.device),
-                 "old": old_logp, "taught": torch.from_numpy(batch["taught"]).to(self.device)}
+                 "old": torch.from_numpy(batch["log_prob"]).to(self.device),
+                 "taught": torch.from_numpy(batch["taught"]).to(self.device)}
         stats: dict[str, list[float]] = {}
         for _ in range(cfg.ppo_epochs):
             order = torch.randperm(n, generator=self.generator).numpy()
