@@ -1,4 +1,4 @@
-"""Learning curve of DMC self-play: the agent's WP / ADP against the baselines after N minutes of training.
+"""Learning curve of self-play (DMC or PPO): the agent's WP / ADP against the baselines after N minutes of training.
 
 The targets of the project (on a 2-core machine, default config): after 10
 minutes the agent beats random in every role and rlcard's rule agent
@@ -11,9 +11,11 @@ minute marks (duplicate deals, both modes, 95% intervals)::
     python -m benchmarks.learning --train --minutes 10 30 60 --deals 2000 --json learning.json
     python -m benchmarks.learning --run runs/long --minutes 10 30 60 --deals 2000 --plot learning.png
 
-``--train`` runs ``python -m train.run --config configs/default.yaml`` for
-the last minute mark with ``checkpoint_minutes`` of the smallest gap and
-``keep_checkpoints: true`` into ``runs/learning``. Each row gives the
+``--train`` runs ``python -m train.run --config configs/default.yaml`` (or
+``--config``, e.g. ``configs/ppo.yaml``) for the last minute mark with
+``checkpoint_minutes`` of the smallest gap and ``keep_checkpoints: true``
+into ``runs/learning``. A run of either learner can be evaluated: a
+checkpoint plays as the learner that wrote it (Q-greedy or policy-greedy). Each row gives the
 checkpoint's minutes and frames and, per baseline and mode, the agent's
 WP and ADP overall, as landlord and as farmer (each ``mean ± half-interval``).
 """
@@ -125,15 +127,15 @@ def parity(rows: list[dict], match: str = "rule/fixed_landlord") -> dict | None:
     return None
 
 
-def train_run(run_dir: str, minutes: list[float]) -> None:
-    """Train the default config for the last minute mark, keeping a checkpoint at every mark's gap."""
+def train_run(run_dir: str, minutes: list[float], config: str = DEFAULT_CONFIG) -> None:
+    """Train ``config`` for the last minute mark, keeping a checkpoint at every mark's gap."""
     from train.config import load_config
     from train.run import train
 
     marks = sorted(minutes)
     gap = min(b - a for a, b in zip([0.0] + marks[:-1], marks, strict=True))
     out_dir, name = os.path.split(os.path.abspath(run_dir))
-    cfg = load_config(DEFAULT_CONFIG, {"out_dir": out_dir, "run_name": name, "max_minutes": marks[-1],
+    cfg = load_config(config, {"out_dir": out_dir, "run_name": name, "max_minutes": marks[-1],
                                        "checkpoint_minutes": gap, "keep_checkpoints": True,
                                        "eval_deals": 0})
     train(cfg)
@@ -142,7 +144,8 @@ def train_run(run_dir: str, minutes: list[float]) -> None:
 def main(argv=None) -> list[dict]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--run", default="runs/learning", help="a train.run run folder with kept checkpoints")
-    parser.add_argument("--train", action="store_true", help="train that run first (default config)")
+    parser.add_argument("--train", action="store_true", help="train that run first (with --config)")
+    parser.add_argument("--config", default=DEFAULT_CONFIG, help="the training config of --train")
     parser.add_argument("--minutes", type=float, nargs="+", default=[10, 30, 60])
     parser.add_argument("--every", action="store_true",
                         help="evaluate every kept checkpoint, not only those nearest to --minutes")
@@ -157,7 +160,7 @@ def main(argv=None) -> list[dict]:
         from train.config import ConfigError
 
         try:
-            train_run(args.run, args.minutes)
+            train_run(args.run, args.minutes, args.config)
         except ConfigError as err:
             parser.error(str(err))
     one_thread()
