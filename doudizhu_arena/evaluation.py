@@ -14,9 +14,12 @@ same deals) in two modes:
 
 from __future__ import annotations
 
+import numpy as np
+
 from agents.base import Agent
 from agents.registry import make_agent
-from doudizhu_arena.arena import MODES, REPORT_ROLES, format_report, mode_rules, run_arena
+from doudizhu_arena.arena import (MODES, REPORT_ROLES, ArenaConfig, chunk_jobs, format_report, make_deals,
+                                  mean_ci, mode_rules, play_chunks, run_arena)
 from doudizhu_env.rules import Rules
 
 AGENT = "dmc"
@@ -68,3 +71,45 @@ def _figures(report: dict, name: str = AGENT) -> dict:
 def format_table(report: dict) -> str:
     """The evaluation tables, one per baseline and mode."""
     return "\n\n".join(f"against {key} (agent = {AGENT}):\n{fig['table']}" for key, fig in report.items())
+
+
+def paired_with_reference(agent: str, reference: str, rules: Rules, num_deals: int, seed: int = 0,
+                          workers: int = 1, chunk_size: int = 200) -> dict:
+    """The agent's points minus ``reference``'s in the same seat of the same deal, overall and where
+    both ended in the same role: ``{"all" | "landlord" | "farmer": mean_ci of per-deal means}``
+    (each with ``pairs``, the games compared).
+
+    The agent plays the line-up ``(agent, reference, reference)`` rotated over the positions (as
+    :func:`evaluate_against`); the reference plays all three seats of the same deals (same engine
+    keys: the same redeals). With bidding, roles come from each game's own bidding, so "farmer"
+    compares the seats where both the agent and the reference became farmers: "as farmer better
+    than the reference in the same seats on the same deals".
+    """
+    deals = make_deals(seed, num_deals, rules, chunk_size)
+    mine = _played(ArenaConfig((agent, reference, reference), rules, "rotate", seed, chunk_size,
+                               names=sorted({agent, reference})), deals, workers)
+    theirs = _played(ArenaConfig((reference,) * 3, rules, "none", seed, chunk_size, names=[reference]),
+                     deals, workers)
+    diffs, roles_a, roles_r, deal_of = [], [], [], []
+    for a, r in zip(mine, theirs, strict=True):
+        n = len(r.deal)
+        position = np.arange(3 * n) // n  # games ordered by rotation, then deal
+        seat = position if rules.bidding else np.argmax(a.roles == position[:, None], axis=1)
+        same = np.tile(np.arange(n), 3)  # the reference's game of the same deal
+        diffs.append(a.scores[np.arange(3 * n), seat] - r.scores[same, seat])
+        roles_a.append(a.roles[np.arange(3 * n), seat])
+        roles_r.append(r.roles[same, seat])
+        deal_of.append(a.deal)
+    diff, role_a, role_r, deal = (np.concatenate(x) for x in (diffs, roles_a, roles_r, deal_of))
+    out = {}
+    for name, mask in (("all", np.ones(len(diff), bool)), ("landlord", (role_a == 0) & (role_r == 0)),
+                       ("farmer", (role_a >= 1) & (role_r >= 1))):
+        total = np.bincount(deal[mask], weights=diff[mask].astype(np.float64), minlength=num_deals)
+        count = np.bincount(deal[mask], minlength=num_deals)
+        out[name] = mean_ci(total[count > 0] / count[count > 0]) | {"pairs": int(mask.sum())}
+    return out
+
+
+def _played(cfg: ArenaConfig, deals: list, workers: int) -> list:
+    """The chunk results of ``deals`` under ``cfg``, in order."""
+    return list(play_chunks(chunk_jobs(cfg, deals), workers))

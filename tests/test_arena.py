@@ -138,3 +138,23 @@ def test_format_report_lists_each_role_once():
     lines = [line.split()[:2] for line in format_report(rep, agents=["rule"]).splitlines()[1:]
              if line.startswith("rule ")]
     assert [role for _, role in lines] == ["all", "landlord", "farmer", "landlord_down", "landlord_up"]
+
+
+@pytest.mark.parametrize("mode", ["bidding", "fixed_landlord"])
+def test_pairing_with_a_reference_in_the_same_seats_of_the_same_deals(mode):
+    """The reference against itself differs by exactly 0 in every seat; another agent's overall
+    paired difference is its arena ADP (the reference's three seats of a deal sum to 0), and its
+    role figures compare only the seats where both agents held that role."""
+    from doudizhu_arena.arena import mode_rules
+    from doudizhu_arena.evaluation import paired_with_reference
+
+    rules = mode_rules(mode)
+    same = paired_with_reference("rule", "rule", rules, 30, seed=3)
+    assert all(same[k]["mean"] == 0.0 and same[k]["ci"] == 0.0 for k in ("all", "landlord", "farmer"))
+    assert same["all"]["pairs"] == 90 and same["landlord"]["pairs"] + same["farmer"]["pairs"] == 90
+    other = paired_with_reference("random", "rule", rules, 30, seed=3)
+    adp = run_arena(("random", "rule", "rule"), 30, rules, seed=3)["agents"]["random"]["all"]["adp"]
+    assert other["all"]["mean"] == pytest.approx(adp["mean"]) and other["all"]["mean"] < 0
+    assert 0 < other["farmer"]["pairs"] <= 60 and 0 < other["landlord"]["pairs"] <= 30
+    if mode == "fixed_landlord":  # the roles are the deal's: every seat is paired in its role
+        assert (other["landlord"]["pairs"], other["farmer"]["pairs"]) == (30, 60)
