@@ -1,4 +1,4 @@
-"""Learning curve of self-play (DMC or PPO): the agent's WP / ADP against the baselines after N minutes of training.
+"""Learning curve of self-play (DMC or PPO): WP / ADP against the baselines after N minutes of training.
 
 The targets of the project (on a 2-core machine, default config): after 10
 minutes the agent beats random in every role and rlcard's rule agent

@@ -18,8 +18,18 @@ import numpy as np
 
 from agents.base import Agent
 from agents.registry import make_agent
-from doudizhu_arena.arena import (MODES, REPORT_ROLES, ArenaConfig, chunk_jobs, format_report, make_deals,
-                                  mean_ci, mode_rules, play_chunks, run_arena)
+from doudizhu_arena.arena import (
+    MODES,
+    REPORT_ROLES,
+    ArenaConfig,
+    chunk_jobs,
+    format_report,
+    make_deals,
+    mean_ci,
+    mode_rules,
+    play_chunks,
+    run_arena,
+)
 from doudizhu_env.rules import Rules
 
 AGENT = "dmc"
