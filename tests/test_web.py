@@ -26,7 +26,7 @@ from doudizhu_env.display import dealt_ids, hole_ids, trick_of  # noqa: E402
 from doudizhu_env.records import load_records  # noqa: E402
 from doudizhu_env.rules import Rules  # noqa: E402
 from doudizhu_table.web.game import WebGame, view_of  # noqa: E402
-from doudizhu_table.web.server import MAX_BODY, create_app  # noqa: E402
+from doudizhu_table.web.server import MAX_BODY, SECURITY_HEADERS, create_app  # noqa: E402
 
 BASE = "http://127.0.0.1"
 
@@ -334,12 +334,16 @@ def test_every_error_is_json_with_security_headers():
                  (c.post("/api/games", json={"opponents": ["rule", "rule"]}), 500, "the server failed")]
         for response, status, message in cases:
             assert response.status_code == status and message in response.json()["error"], response.text
+            assert response.headers["x-frame-options"] == "DENY", status  # a 500 too, each header once
+            assert response.headers.get_list("content-security-policy") == [SECURITY_HEADERS[
+                "content-security-policy"]]
         page = c.get("/")
         assert "frame-ancestors 'none'" in page.headers["content-security-policy"]
         assert page.headers["x-frame-options"] == "DENY"
     with TestClient(create_app(opponents=["rule"]), base_url="http://evil.example") as c:
         r = c.get("/api/config")
         assert r.status_code == 400 and "not 'evil.example'" in r.json()["error"]
+        assert r.headers["x-content-type-options"] == "nosniff"  # a refusal of the guard too
 
 
 @pytest.mark.parametrize("headers, status", [

@@ -21,7 +21,7 @@ server was started with (no paths from the page). Every answer that is not a pag
 request (unknown game or route, illegal move, malformed JSON, a body over :data:`MAX_BODY` bytes,
 a wrong method, a foreign ``Host`` or ``Origin``) gets a 4xx ``{"error": "..."}`` and changes
 nothing, and a fault of the server a 500 of the same form (:func:`error_response`, the one home of
-errors). Every answer (but a 500) carries a Content-Security-Policy and ``X-Frame-Options: DENY``.
+errors). Every answer, errors included, carries a Content-Security-Policy and ``X-Frame-Options: DENY``.
 
 Sharing. Requests of one game are serialized (the game's lock, held while the agents move, the
 hint is chosen or the view is built), and run off the event loop, as replays do; agents' models
@@ -82,10 +82,11 @@ class RequestError(Exception):
 
 
 def error_response(status: int, message: str, **extra):
-    """Every error answer: ``{"error": message, ...extra}`` as JSON with ``status``."""
+    """Every error answer: ``{"error": message, ...extra}`` as JSON with ``status``, with the
+    :data:`SECURITY_HEADERS` (a 500 is sent from outside :class:`Guard`, which adds them to the rest)."""
     from starlette.responses import JSONResponse
 
-    return JSONResponse({"error": message, **extra}, status)
+    return JSONResponse({"error": message, **extra}, status, headers=SECURITY_HEADERS)
 
 
 class Sessions:
@@ -391,8 +392,10 @@ class Guard:
 
         async def send_with_headers(message):
             if message["type"] == "http.response.start":
-                message["headers"] = list(message.get("headers", [])) + [
-                    (k.encode(), v.encode()) for k, v in SECURITY_HEADERS.items()]
+                headers = list(message.get("headers", []))
+                have = {k.lower() for k, _ in headers}
+                message["headers"] = headers + [(k.encode(), v.encode()) for k, v in SECURITY_HEADERS.items()
+                                                if k.encode() not in have]
             await send(message)
         return await self.app(scope, receive, send_with_headers)
 
