@@ -87,6 +87,8 @@ VARIANTS: dict[str, dict] = {
     # the same after a warm start by cloning RuleAgent
     "ppo": PPO,
     "ppo_warm": {**PPO, "warm_start_frames": 100_000},
+    # one pass over each batch instead of two: about half the learner's time per frame
+    "ppo_warm_epochs_1": {**PPO, "warm_start_frames": 100_000, "ppo_epochs": 1},
 }
 #: The variants run when none are named.
 DEFAULT_VARIANTS = ("default", "lstm", "wide", "narrow", "deep_head", "douzero_sized", "batch_256",
