@@ -10,6 +10,7 @@ Examples::
     python -m doudizhu_arena.evaluate --landlord douzero:ckpts/ --farmers rule --rules douzero
     python -m doudizhu_arena.evaluate --landlord rule --farmers random --games 100000 \
         --backend ray --ray-address auto
+    python -m doudizhu_arena.evaluate --landlord pretrained --farmers rule --games 4000 --paired
 
 ``--landlord X --farmers Y`` is the line-up ``X, Y, Y``. With bidding on (the
 standard rules) the positions are seats and the roles come from the bidding;
@@ -18,6 +19,16 @@ landlord, landlord_down, landlord_up. ``--games`` counts deals: each is played
 once per rotation of the line-up (``--duplicate rotate``, the default).
 ``--backend ray`` plays the chunks of deals as Ray tasks over a cluster
 (:mod:`doudizhu_arena.ray_arena`); the report is the same as the local pool's.
+
+``--paired`` adds, after the report, the first agent's points minus the
+farmers' agent's in the same seat of the same deal
+(:func:`doudizhu_arena.evaluation.paired_with_reference`): overall, where both
+were landlord and where both were farmers. With bidding that answers "does it
+farm better than the reference would have, on the same deals?", which the
+per-role figures cannot (the bidding chooses who farms). It plays the
+line-up's games again and the reference in all three seats of the same deals
+(4/3 of the evaluation's games more, on the local pool; the same deals and
+seeds, so its "all" row is the report's ADP).
 """
 
 from __future__ import annotations
@@ -39,6 +50,7 @@ from doudizhu_arena.arena import (
     seatings,
 )
 from doudizhu_arena.cluster import ClusterUnreachable
+from doudizhu_arena.evaluation import paired_with_reference
 from doudizhu_arena.options import add_fixed_landlord, add_play_options, exit_error, prepare_backend
 from doudizhu_arena.ray_arena import chunk_pool
 from doudizhu_env.checks import check_seed
@@ -62,8 +74,33 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--save-deals", help="write the deals played to this JSON file (replaced if it exists)")
     p.add_argument("--json", help="write the report to this JSON file (replaced if it exists)")
     p.add_argument("--record", help="append every game to this JSON Lines file (docs/records.md)")
+    p.add_argument("--paired", action="store_true",
+                   help="also the landlord's agent's points minus the farmers' agent's in the same seat of "
+                        "the same deals (overall, both landlords, both farmers); needs --landlord and --farmers")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     return p
+
+
+def check_paired(args) -> None:
+    """``--paired`` needs a line-up ``A, REF, REF`` rotated over shuffled deals, played locally."""
+    if not args.paired:
+        return
+    if not (args.landlord and args.farmers) or args.seats:
+        raise ValueError("--paired compares the --landlord agent with the --farmers agent; expected "
+                         "--landlord A --farmers REF (not --seats)")
+    for bad, why in ((args.duplicate != "rotate", f"--duplicate {args.duplicate}"),
+                     (bool(args.deals), "--deals"), (args.backend != "local", f"--backend {args.backend}")):
+        if bad:
+            raise ValueError(f"--paired plays rotated shuffled deals on the local pool; expected no {why}")
+
+
+def format_paired(paired: dict, agent: str, reference: str) -> str:
+    """The paired differences as lines of text."""
+    lines = [f"paired with {reference}: {agent}'s points minus {reference}'s in the same seat of the same "
+             "deal (mean per deal, 95% interval)"]
+    for name, row in paired.items():
+        lines.append(f"  {name:<9} {row['mean']:+.3f} ± {row['ci']:.3f}   ({row['pairs']:,} games)")
+    return "\n".join(lines)
 
 
 #: The most deals one evaluation plays (they are all dealt before the first game).
@@ -107,6 +144,7 @@ def main(argv=None) -> dict:
     args = parser.parse_args(argv)
     try:  # a bad option, agent or file: one line naming it (and what was expected), exit status 2
         lineup, rules = resolve_args(args)
+        check_paired(args)
         seatings(lineup, args.duplicate)  # a line-up the duplicate scheme cannot seat: now, not later
         check_seed(args.seed, "--seed")
         outputs = {f"--{o.replace('_', '-')}": getattr(args, o) for o in ("json", "record", "save_deals")}
@@ -137,6 +175,12 @@ def main(argv=None) -> dict:
           f"{len(deals)} deals x {report['config']['games'] // max(len(deals), 1)} seatings  "
           f"{elapsed:.1f}s ({report['timing']['deals_per_s']:.1f} deals/s)")
     print(format_report(report))
+    if args.paired:
+        print(f"paired: {args.farmers} in the seats of {args.landlord} on the same {len(deals)} deals ...",
+              flush=True)
+        report["paired"] = paired_with_reference(args.landlord, args.farmers, rules, len(deals), args.seed,
+                                                 args.workers or 1, args.chunk_size)
+        print(format_paired(report["paired"], args.landlord, args.farmers))
     if args.json:
         atomic_write(args.json, json.dumps(report, indent=1))
     return report

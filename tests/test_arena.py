@@ -133,6 +133,39 @@ def test_cli_writes_json(tmp_path, capsys):
     assert len(load_deals(str(tmp_path / "d.json"))) == 6
 
 
+@pytest.mark.parametrize("mode", ["bidding", "fixed_landlord"])
+def test_cli_paired_prints_and_writes_the_paired_differences(tmp_path, capsys, mode):
+    """``--paired`` gives paired_with_reference's figures for the same deals; its "all" is the ADP."""
+    from doudizhu_arena.arena import mode_rules
+    from doudizhu_arena.evaluate import main
+    from doudizhu_arena.evaluation import paired_with_reference
+
+    out = tmp_path / "r.json"
+    argv = ["--landlord", "random", "--farmers", "rule", "--games", "8", "--seed", "5", "--no-progress",
+            "--json", str(out), "--paired"] + (["--fixed-landlord"] if mode == "fixed_landlord" else [])
+    main(argv)
+    report = json.loads(out.read_text())
+    assert report["paired"] == json.loads(json.dumps(paired_with_reference("random", "rule", mode_rules(mode),
+                                                                           8, seed=5)))
+    assert report["paired"]["all"]["mean"] == pytest.approx(report["agents"]["random"]["all"]["adp"]["mean"])
+    text = capsys.readouterr().out
+    assert "paired with rule" in text and all(f"  {k} " in text for k in ("all", "landlord", "farmer"))
+
+
+@pytest.mark.parametrize("extra, words", [
+    (["--seats", "random", "rule", "rule"], "expected --landlord A --farmers REF"),
+    (["--landlord", "random", "--farmers", "rule", "--duplicate", "none"], "expected no --duplicate none"),
+    (["--landlord", "random", "--farmers", "rule", "--backend", "ray"], "expected no --backend ray"),
+])
+def test_cli_paired_refuses_what_it_cannot_pair_in_one_line(capsys, extra, words):
+    from doudizhu_arena.evaluate import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(["--games", "2", "--paired", *extra])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and words in err and len(err.strip().splitlines()) == 1
+
+
 def test_format_report_lists_each_role_once():
     rep = run_arena(["rule", "random", "random"], 6, "standard", seed=3)
     lines = [line.split()[:2] for line in format_report(rep, agents=["rule"]).splitlines()[1:]
