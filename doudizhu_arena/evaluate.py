@@ -75,8 +75,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", help="write the report to this JSON file (replaced if it exists)")
     p.add_argument("--record", help="append every game to this JSON Lines file (docs/records.md)")
     p.add_argument("--paired", action="store_true",
-                   help="also the landlord's agent's points minus the farmers' agent's in the same seat of "
-                        "the same deals (overall, both landlords, both farmers); needs --landlord and --farmers")
+                   help="also the landlord's agent's points minus the farmers' agent's in the same seat "
+                        "of the same deals (overall, both landlords, both farmers); needs --landlord and "
+                        "--farmers")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     return p
 
