@@ -178,40 +178,46 @@ def actor_rate(seconds: float, config: str = DEFAULT_CONFIG) -> dict:
     start, frames = time.perf_counter(), actor.frames
     while time.perf_counter() - start < seconds:
         actor.collect(cfg.chunk_size, cfg.epsilon)
-    return {"actor_fps": (actor.frames - frames) / (time.perf_counter() - start)}
+    fps = (actor.frames - frames) / (time.perf_counter() - start)
+    return {"actor_fps": fps, "actor_us_per_frame": 1e6 / fps}
 
 
 def learner_rate(seconds: float, config: str = DEFAULT_CONFIG, device: str = "cpu",
                  batch_size: int | None = None) -> dict:
-    """Samples/s of the learner alone (one thread; batches of ``batch_size``, default the config's, from
-    one actor's samples), and the size of the weights a broadcast puts in Ray's object store."""
+    """Samples/s of the config's learner (DMC or PPO) alone (one thread; batches of ``batch_size``,
+    default the config's, from one actor's samples; PPO's of whole hands, as a run takes them), and
+    the size of the weights a broadcast puts in Ray's object store."""
     import numpy as np
     import torch
 
     from agents.dmc import DMCModel
     from doudizhu_env.rules import Rules
     from train.actor import Actor
+    from train.buffer import SampleBuffer
     from train.config import load_config, resolve_device
-    from train.learner import Learner
+    from train.run import make_learner
 
     cfg = load_config(config, {"batch_size": batch_size} if batch_size else {})
     torch.set_num_threads(1)
     device = resolve_device(device)
     model = DMCModel(Rules.preset(cfg.rules), cfg.model)
-    samples = Actor.from_config(model, cfg, np.random.default_rng(0)).collect(4 * cfg.batch_size, cfg.epsilon)
-    learner = Learner(model.to(device), cfg.learning_rate, cfg.max_grad_norm, device, cfg.hand_loss_weight)
-    batches = [{k: v[i:i + cfg.batch_size] for k, v in samples.items()}
-               for i in range(0, 4 * cfg.batch_size, cfg.batch_size)]
+    actor = Actor.from_config(model, cfg, np.random.default_rng(0))
+    buffer = SampleBuffer(8 * cfg.batch_size)
+    buffer.put(actor.collect(5 * cfg.batch_size, cfg.epsilon))
+    take = buffer.take_whole if cfg.learner == "ppo" else buffer.take
+    batches = [batch for batch in (take(cfg.batch_size) for _ in range(4)) if batch is not None]
+    learner = make_learner(cfg, model.to(device), device)
     learner.update(batches[0])  # warm-up
-    start, updates = time.perf_counter(), 0
+    start, updates, samples = time.perf_counter(), 0, 0
     while time.perf_counter() - start < seconds:
-        learner.update(batches[updates % len(batches)])
-        updates += 1
+        batch = batches[updates % len(batches)]
+        learner.update(batch)
+        updates, samples = updates + 1, samples + len(batch["target"])
     elapsed = time.perf_counter() - start
     weight_bytes = sum(v.numel() * v.element_size() for v in model.state_dict().values())
-    return {"learner_sps": updates * cfg.batch_size / elapsed,
+    return {"learner_sps": samples / elapsed, "learner_us_per_frame": 1e6 * elapsed / samples,
             "updates_per_s": updates / elapsed, "weight_mb": weight_bytes / 2**20,
-            "device": device, "batch_size": cfg.batch_size}
+            "device": device, "batch_size": cfg.batch_size, "learner": cfg.learner}
 
 
 def projection(actor_fps: float, learner_sps: float, cores: int, machines: list[int]) -> list[dict]:
@@ -240,6 +246,8 @@ def print_rates(rates: dict, cores: int, machines: list[int]) -> list[dict]:
     print(f"one actor: {actor_fps:,.0f} frames/s; the learner ({rates['device']}, batch "
           f"{rates['batch_size']}): {learner_sps:,.0f} samples/s = {rates['updates_per_s']:.1f} updates/s; "
           f"weights {rates['weight_mb']:.1f} MB per broadcast")
+    print(f"CPU time per frame ({rates['learner']}): actor {1e6 / actor_fps:.0f} us, learner "
+          f"{1e6 / learner_sps:.0f} us, total {1e6 / actor_fps + 1e6 / learner_sps:.0f} us")
     print(f"the learner saturates at {learner_sps / actor_fps:.1f} actors "
           f"= {learner_sps / (cores * actor_fps):.2f} machines of {cores} cores")
     print(f"{'machines':>8} {'actors':>7} {'actor capacity f/s':>19} {'frames/s':>10} {'bound by':>9}")

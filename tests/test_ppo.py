@@ -358,3 +358,20 @@ def test_the_ablations_ppo_variant_is_configs_ppo_yaml():
 
     from_default = load_config(DEFAULT_CONFIG, {"run_name": "ppo", **PPO})
     assert from_default == load_config("configs/ppo.yaml")
+
+
+@pytest.mark.parametrize("learner", ["dmc", "ppo"])
+def test_the_learner_rate_measures_either_learner(learner, tmp_path):
+    """``benchmarks.training --rates`` times the config's own learner (PPO on whole hands)."""
+    import yaml
+
+    from benchmarks.training import learner_rate
+
+    cfg = yaml.safe_load(open(TINY))
+    cfg.update(learner=learner, minibatch_size=64)
+    path = tmp_path / "tiny.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    rate = learner_rate(0.2, str(path))
+    assert rate["learner"] == learner and rate["batch_size"] == 128
+    assert rate["learner_sps"] > 0 and rate["updates_per_s"] > 0
+    assert rate["learner_us_per_frame"] == pytest.approx(1e6 / rate["learner_sps"])
