@@ -122,6 +122,8 @@ def test_resume_continues_from_the_saved_frame_count(tiny_run, tmp_path):
     assert saved["optimizer"]["param_groups"][0]["lr"] == pytest.approx(cfg.learning_rate)
     assert data["optimizer"]["param_groups"][0]["lr"] == pytest.approx(1e-4)
     assert data["updates"] > saved["updates"]
+    # the training clock goes on across --resume: checkpoints (and curves over minutes) count both parts
+    assert saved["minutes"] > 0 and data["minutes"] > saved["minutes"]
 
     new_files = set(glob.glob(str(tmp_path / cfg.run_name / "events.*"))) - before
     logged = scalars(None, new_files)

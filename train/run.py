@@ -84,6 +84,7 @@ class Run:
         self.model = DMCModel(self.rules, cfg.model)
         self.model.learner = cfg.learner
         self.frames, self.updates, self.resumed_from, self.resumed_updates = 0, 0, 0, 0
+        self.minutes_before = 0.0  # training minutes of the run this one resumes (0 when it starts fresh)
         self.stop_signal: str | None = None  # the signal's name once the user asked the run to stop
         device = resolve_device(cfg.device)
         self.train_model = self.model if device == "cpu" else copy.deepcopy(self.model).to(device)
@@ -122,6 +123,7 @@ class Run:
         self.train_model.load_state_dict(model.state_dict())
         self.frames = self.resumed_from = frames
         self.updates = self.resumed_updates = self.learner.updates = updates
+        self.minutes_before = _saved_minutes(data)
         torch.set_rng_state(rng)
         if isinstance(self.learner, PPOLearner):
             resume_critic(self.learner, self.ckpt_path, data)
@@ -145,7 +147,12 @@ class Run:
     # -- bookkeeping -------------------------------------------------------
 
     def elapsed_minutes(self) -> float:
+        """Minutes since this process started training (what ``max_minutes`` limits)."""
         return (time.monotonic() - self.start) / 60.0
+
+    def trained_minutes(self) -> float:
+        """Minutes of training of the whole run, across ``--resume``: what checkpoints record."""
+        return self.minutes_before + self.elapsed_minutes()
 
     def budget_spent(self) -> bool:
         return self.out_of_time(0)
@@ -243,14 +250,14 @@ class Run:
         save_checkpoint(
             self.ckpt_path, self.train_model, self.learner.optimizer,
             frames=int(self.frames), updates=int(self.updates), train_config=self.cfg.to_dict(),
-            rng=rng, **learner,
+            rng=rng, minutes=self.trained_minutes(), **learner,
         )
         if self.cfg.keep_checkpoints:
             kept = os.path.join(self.dir, "checkpoints")
             os.makedirs(kept, exist_ok=True)
             save_checkpoint(os.path.join(kept, f"{int(self.frames):012d}.pt"), self.train_model,
                             frames=int(self.frames), updates=int(self.updates), learner=self.cfg.learner,
-                            train_config=self.cfg.to_dict(), minutes=self.elapsed_minutes())
+                            train_config=self.cfg.to_dict(), minutes=self.trained_minutes())
         self.last["ckpt"] = time.monotonic()
 
     def evaluate(self) -> dict:
@@ -297,6 +304,12 @@ def resume_critic(learner: PPOLearner, path: str, data: dict) -> None:
     except (KeyError, TypeError, ValueError, RuntimeError) as err:
         raise CheckpointError(f"{path!r}: no critic of this model to resume a ppo run from "
                               f"({short(str(err), 120)})") from None
+
+
+def _saved_minutes(data: dict) -> float:
+    """The training minutes a checkpoint records (0 for checkpoints from before they were recorded)."""
+    minutes = data.get("minutes", 0.0)
+    return float(minutes) if isinstance(minutes, (int, float)) and minutes >= 0 else 0.0
 
 
 def _resume_state(path: str, data: dict) -> tuple[int, int, torch.Tensor]:
