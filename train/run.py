@@ -46,6 +46,7 @@ import contextlib
 import copy
 import glob
 import json
+import math
 import os
 import re
 import signal
@@ -309,7 +310,8 @@ def resume_critic(learner: PPOLearner, path: str, data: dict) -> None:
 def _saved_minutes(data: dict) -> float:
     """The training minutes a checkpoint records (0 for checkpoints from before they were recorded)."""
     minutes = data.get("minutes", 0.0)
-    return float(minutes) if isinstance(minutes, (int, float)) and minutes >= 0 else 0.0
+    ok = isinstance(minutes, (int, float)) and math.isfinite(minutes) and minutes >= 0
+    return float(minutes) if ok else 0.0
 
 
 def _resume_state(path: str, data: dict) -> tuple[int, int, torch.Tensor]:
