@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 
 from doudizhu_env import files
@@ -13,6 +14,23 @@ def check_output(parser, path: str | None) -> None:
         files.check_output(path)
     except files.OutputPathError as err:
         parser.error(str(err))
+
+
+def check_outputs(parser, outputs: dict) -> None:
+    """:func:`check_output` for each of a command's outputs (``{option: path or None}``), and none the
+    same file as another (``parser.error`` before any work)."""
+    try:
+        files.check_outputs(outputs)
+    except files.OutputPathError as err:
+        parser.error(str(err))
+
+
+def write_png(path: str, fig, **savefig) -> None:
+    """A matplotlib figure as PNG at ``path``, written atomically (rendered in memory, then
+    :func:`doudizhu_env.files.atomic_write`)."""
+    out = io.BytesIO()
+    fig.savefig(out, format="png", **savefig)
+    files.atomic_write(path, out.getvalue())
 
 
 def write_json(path: str, data) -> None:

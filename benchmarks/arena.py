@@ -17,9 +17,9 @@ to one thread, :func:`doudizhu_arena.arena.one_thread`).
 from __future__ import annotations
 
 import argparse
-import json
 import time
 
+from benchmarks import check_outputs, write_json
 from doudizhu_arena.arena import MODES as ARENA_MODES
 from doudizhu_arena.arena import mode_rules, one_thread, run_arena
 
@@ -67,6 +67,7 @@ def main(argv=None) -> None:
     p.add_argument("--throughput-deals", type=int, default=1000,
                    help="deals per throughput measurement (default 1000)")
     args = p.parse_args(argv)
+    check_outputs(p, {"--out": args.out})
     one_thread()
     results, rows = {}, []
     for a, b in [] if args.throughput_only else STUDIES:
@@ -93,8 +94,7 @@ def main(argv=None) -> None:
         if k.startswith("throughput"):
             print(f"{k}: {v['deals_per_s']:.1f} deals/s ({v['seconds']:.1f}s)")
     if args.out:
-        with open(args.out, "w") as f:
-            json.dump(results, f, indent=1)
+        write_json(args.out, results)
 
 
 if __name__ == "__main__":

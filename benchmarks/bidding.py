@@ -51,7 +51,7 @@ from doudizhu_env.rewards import OBJECTIVES
 from doudizhu_env.rules import Rules
 from train.buffer import objective_targets
 
-from . import write_json
+from . import check_outputs, write_json
 
 
 def agent_seats(num_games: int, count: int) -> np.ndarray:
@@ -225,6 +225,7 @@ def main(argv=None) -> dict:
                              "points against an opponent landlord")
     parser.add_argument("--json", help="write the figures as JSON")
     args = parser.parse_args(argv)
+    check_outputs(parser, {"--json": args.json})
     rules = Rules.preset(args.rules)
     agent = make_agent(args.agent, rules=rules)
     if not isinstance(agent, DMCAgent):

@@ -27,7 +27,6 @@ once per round) so that the machine's load falls on all rows alike.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import resource
 import statistics
@@ -36,6 +35,7 @@ import tracemalloc
 
 import numpy as np
 
+from benchmarks import check_outputs, write_json
 from doudizhu_env import engine
 from doudizhu_env.game import Game
 
@@ -150,6 +150,7 @@ def main(argv=None) -> dict:
     parser.add_argument("--no-peers", action="store_true", help="measure only this project's engine")
     parser.add_argument("--json", help="write the table as JSON to this path")
     args = parser.parse_args(argv)
+    check_outputs(parser, {"--json": args.json})
 
     measurements, rows = {}, []
     for b in args.batch:
@@ -181,8 +182,7 @@ def main(argv=None) -> dict:
                                       "met": ratio >= TARGET_SINGLE_VS_RLCARD}
         print(f"single game vs rlcard's engine: x{ratio:.2f} (target x{TARGET_SINGLE_VS_RLCARD:g})")
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump(result, f, indent=2)
+        write_json(args.json, result)
     return result
 
 

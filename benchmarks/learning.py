@@ -24,12 +24,12 @@ from __future__ import annotations
 
 import argparse
 import glob
-import json
 import os
 
 import torch
 
 from agents.checkpoint import load_model, read_checkpoint
+from benchmarks import check_outputs, write_json, write_png
 from doudizhu_arena.arena import one_thread
 from doudizhu_arena.evaluation import evaluate_against
 
@@ -107,7 +107,7 @@ def plot(rows: list[dict], path: str) -> None:
     axes[0][0].set_ylabel("ADP of the trained agent (95% interval)")
     axes[0][-1].legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    write_png(path, fig, dpi=110)
 
 
 def parity(rows: list[dict], match: str = "rule/fixed_landlord") -> dict | None:
@@ -156,6 +156,7 @@ def main(argv=None) -> list[dict]:
     parser.add_argument("--plot", help="write a PNG of ADP per role over minutes")
     parser.add_argument("--json", help="write the rows as JSON")
     args = parser.parse_args(argv)
+    check_outputs(parser, {"--json": args.json, "--plot": args.plot})
     if args.train:
         from train.config import ConfigError
 
@@ -175,8 +176,7 @@ def main(argv=None) -> list[dict]:
         rows.append({"mark": mark, "minutes": minutes, "frames": frames, "path": path, "results": results})
         print(format_rows(rows[-1:]), flush=True)
         if args.json:
-            with open(args.json, "w") as f:
-                json.dump(rows, f, indent=2)
+            write_json(args.json, rows)
     print(format_rows(rows))
     if any("rule/fixed_landlord" in r["results"] for r in rows):
         at = parity(rows)

@@ -13,11 +13,11 @@ with bidding how often the agent became landlord and how it bid. Run::
 from __future__ import annotations
 
 import argparse
-import json
 import time
 
 from agents.checkpoint import read_checkpoint
 from agents.registry import PRETRAINED
+from benchmarks import check_outputs, write_json
 from doudizhu_arena.arena import REPORT_ROLES, one_thread
 from doudizhu_arena.evaluation import evaluate_against
 from doudizhu_env.rules import Rules
@@ -53,6 +53,7 @@ def main(argv=None) -> dict:
     parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument("--json", help="write the figures to this JSON file")
     args = parser.parse_args(argv)
+    check_outputs(parser, {"--json": args.json})
     one_thread()
     results, timing = {}, {}
     for opponent in args.opponents:
@@ -72,8 +73,7 @@ def main(argv=None) -> dict:
         data = read_checkpoint(PRETRAINED)
         out["weights"] = {k: data.get(k) for k in ("frames", "updates", "minutes")}
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump(out, f, indent=2)
+        write_json(args.json, out)
         print(f"figures: {args.json}")
     return out
 

@@ -25,7 +25,7 @@ import numpy as np
 
 from agents.registry import make_agent
 from agents.rule import RuleAgent
-from benchmarks import check_output, write_json
+from benchmarks import check_output, write_json, write_png
 from doudizhu_arena.arena import REPORT_ROLES, one_thread, run_arena
 from doudizhu_env import engine
 from doudizhu_env.actions import action_table
@@ -147,7 +147,7 @@ def plot(rows: list[dict], path: str, title: str) -> None:
     ax.set_title(title, fontsize=9)
     ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(path)
+    write_png(path, fig)
     plt.close(fig)
 
 

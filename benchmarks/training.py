@@ -51,7 +51,6 @@ from __future__ import annotations
 import argparse
 import csv
 import glob
-import json
 import os
 import signal
 import statistics
@@ -60,6 +59,8 @@ import sys
 import tempfile
 import textwrap
 import time
+
+from benchmarks import check_outputs, write_json
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PEERS_PYTHON = os.path.join(ROOT, ".venv-peers", "bin", "python")
@@ -372,11 +373,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> dict:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    check_outputs(parser, {"--json": args.json})
     result = measure_rates(args) if args.rates else measure_runs(args)
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump(result, f, indent=2)
+        write_json(args.json, result)
     return result
 
 

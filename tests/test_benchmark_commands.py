@@ -237,3 +237,48 @@ def test_learning_curve_over_kept_checkpoints(tmp_path, capsys):
     assert json.loads(out.read_text())[0]["results"].keys() == {
         "random/bidding", "random/fixed_landlord", "rule/bidding", "rule/fixed_landlord"}
     assert "parity with RuleAgent (fixed landlord, ADP 0): " in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("module, option", [
+    ("ablation", "--json"), ("pretrained", "--json"), ("arena", "--out"), ("training", "--json"),
+    ("engine", "--json"), ("learning", "--json"), ("learning", "--plot"), ("bidding", "--json")])
+def test_benchmark_outputs_are_checked_before_any_work(module, option, tmp_path, capsys):
+    """An output in a folder that does not exist is a one-line error (exit 2) naming the option,
+    before anything is measured or trained (nothing is written, no run folder is made)."""
+    import importlib
+
+    main = importlib.import_module(f"benchmarks.{module}").main
+    target = tmp_path / "missing" / "out.file"
+    with pytest.raises(SystemExit) as exit_info:
+        main([option, str(target), *(["--out-dir", str(tmp_path)] if module == "ablation" else [])])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert option in err and "out.file" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+def test_learning_refuses_one_file_for_both_outputs(tmp_path, capsys):
+    from benchmarks.learning import main
+
+    same = str(tmp_path / "both")
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--run", str(tmp_path), "--json", same, "--plot", same])
+    assert exit_info.value.code == 2
+    assert "also the file of --json" in capsys.readouterr().err
+
+
+def test_write_png_is_atomic_and_a_real_png(tmp_path):
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from benchmarks import write_png
+
+    fig, ax = plt.subplots()
+    ax.plot([0, 1], [1, 0])
+    path = tmp_path / "plot.png"
+    path.write_bytes(b"old")
+    write_png(str(path), fig, dpi=50)
+    plt.close(fig)
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["plot.png"]  # no temporary file left
