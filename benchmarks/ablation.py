@@ -95,6 +95,9 @@ VARIANTS: dict[str, dict] = {
     # candidates x 16 samples: WP 0.59 against RuleAgent, docs/search.md), for 200,000 frames
     "ppo_warm_search": {**PPO, "warm_start_frames": 200_000,
                         "warm_start_agent": "search:rule,worlds=4,candidates=4,samples=16"},
+    # the same teacher as a labeller (DAgger): the policy plays, search:rule labels its decisions
+    "ppo_dagger_search": {**PPO, "warm_start_frames": 200_000, "warm_start_mode": "dagger",
+                          "warm_start_agent": "search:rule,worlds=4,candidates=4,samples=16"},
 }
 #: The variants run when none are named.
 DEFAULT_VARIANTS = ("default", "lstm", "wide", "narrow", "deep_head", "douzero_sized", "batch_256",

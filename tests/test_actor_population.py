@@ -78,6 +78,26 @@ def test_warm_start_explores_like_the_model():
     assert 0.1 < off < 0.5  # about half the moves random, many of them the teacher's move anyway
 
 
+def test_dagger_records_the_teachers_labels_at_the_models_own_decisions():
+    """warm_start_mode: dagger. The model (a policy drawing its moves) plays its seats against the
+    opponents, and each of its decisions is recorded with the move the teacher chose there: the
+    labels are the teacher's, the hands the model's (its moves differ from the labels)."""
+    teacher = Spy()
+    actor = Actor(small_model(), 24, "logadp", np.random.default_rng(2), fixed_landlord_share=1.0,
+                  opponents=[RuleAgent()], opponent_share=0.5, teacher=teacher, policy=True, dagger=True)
+    samples = _collect(actor, 150, epsilon=0.0, warm=True)
+    pairs = _pairs(samples)
+    assert len(pairs) > 200 and all(s["taught"].all() for s in samples)
+    assert all(p in teacher.seen for p in pairs)  # every label is the teacher's move at that state
+    # the teacher was asked about the model's decisions only (not the opponents' seats) ...
+    assert sum(len(v.to_act) for v in teacher.views) == actor.frames < 150 * 24
+    # ... and the model played its own moves: an untrained policy rarely agrees with RuleAgent
+    clone = Actor(small_model(), 24, "logadp", np.random.default_rng(2), fixed_landlord_share=1.0,
+                  opponents=[RuleAgent()], opponent_share=0.5, teacher=Spy(), policy=True)
+    cloned = _pairs(_collect(clone, 150, epsilon=0.0, warm=True))
+    assert clone.frames == 150 * 24 and {o for o, _ in cloned} != {o for o, _ in pairs}
+
+
 def test_without_warm_the_teacher_does_not_play():
     teacher = Spy()
     actor = Actor(small_model(), 8, "logadp", np.random.default_rng(0), teacher=teacher)
@@ -221,6 +241,8 @@ def test_warm_start_and_opponents_train_deterministically(tmp_path):
     ({"warm_start_frames": -1}, "warm_start_frames must be >= 0"),
     ({"past_every_frames": 0}, "past_every_frames must be >= 1"),
     ({"past_pool_size": 0}, "past_pool_size must be >= 1"),
+    ({"warm_start_mode": "imitate"}, "warm_start_mode must be one of \\('clone', 'dagger'\\)"),
+    ({"warm_start_mode": "dagger"}, "warm_start_mode: dagger needs learner: ppo"),
 ])
 def test_bad_population_settings(tmp_path, over, message):
     with pytest.raises(ConfigError, match=message):

@@ -180,6 +180,7 @@ _NEW_VALUES = {
     "backend": ("ray", "ray"),
     "ray_address": ("auto", "auto"),
     "learner": ("ppo", "ppo"),
+    "warm_start_mode": ("dagger", "dagger"),
     "gamma": ("0.5", 0.5),
     "gae_lambda": ("0.5", 0.5),
     "ppo_clip": ("0.5", 0.5),

@@ -308,6 +308,27 @@ def test_warm_start_clones_the_teacher_then_plays(tmp_path):
     assert logged["ppo/clip_fraction"][-1][0] >= 600  # then the policy's own play
 
 
+def test_dagger_warm_start_learns_the_labels_of_its_own_play(tmp_path):
+    """warm_start_mode: dagger. The first batches are all labelled by the teacher (cloned share 1) on
+    the model's own hands; after the warm start the policy plays and is trained by PPO."""
+    cfg = tiny_ppo(tmp_path, warm_start_frames=600, total_frames=1500, warm_start_mode="dagger")
+    train(cfg)
+    logged = scalars(str(tmp_path / cfg.run_name))
+    cloned = [v for _, v in logged["ppo/cloned_share"]]
+    assert cloned and max(cloned) == 1.0
+    assert logged["ppo/clip_fraction"][-1][0] >= 600
+    model = small_model(cfg=MLP, seed=0)
+    actor = Actor.from_config(model, cfg, np.random.default_rng(0))
+    assert actor.dagger and actor.teacher is not None
+    batch = actor.collect(300, epsilon=0.0, warm=True)
+    assert batch["taught"].all()
+    learner = PPOLearner(model, dataclasses.replace(cfg, ppo_epochs=4, learning_rate=3e-3))
+    first = learner.update(batch)["loss/policy"]  # labels that were not played are learnt, too
+    for _ in range(4):
+        last = learner.update(batch)["loss/policy"]
+    assert last < 0.8 * first
+
+
 def test_cloning_a_fixed_batch_lowers_its_cross_entropy():
     cfg = tiny_ppo("unused", warm_start_frames=10**6, ppo_epochs=4, learning_rate=3e-3)
     model = small_model(cfg=MLP, seed=0)

@@ -25,6 +25,11 @@ Two options bring other players into the actor's games:
   greedy policy over that Q is one step of policy improvement over it before
   any self-play; the PPO learner clones its decisions (marked ``taught`` in
   the samples). Hands in progress at the switch are finished by the model.
+  With ``warm_start_mode: dagger`` (PPO) the model plays instead, as it does
+  after the warm start, and the warm-start agent only labels: each of the
+  model's decisions is recorded with the move the agent would have made
+  there (``taught``), so the policy learns the agent's choices on the states
+  its own play reaches (DAgger).
 
 With ``learner: ppo`` the model plays as a policy, drawing each move from the
 softmax of its scores over the legal actions (:class:`agents.policy.PolicyAgent`),
@@ -157,12 +162,14 @@ class _Batch:
             else:
                 self.player_of[drawn] = player
 
-    def step(self, agent: DMCAgent, teacher=None) -> tuple[list[dict[str, np.ndarray]], int]:
+    def step(self, agent: DMCAgent, teacher=None,
+             dagger: bool = False) -> tuple[list[dict[str, np.ndarray]], int]:
         """One decision in every game: the samples of the hands that ended or were redealt, and the
-        number of decisions recorded. With a ``teacher`` it plays (and records) every seat."""
+        number of decisions recorded. With a ``teacher`` it plays (and records) every seat; with
+        ``dagger`` too, the model plays its seats and the teacher's choices there are recorded."""
         s = self.state
-        learner = _Learner(agent, teacher, legal=self.recorder.legal is not None)
-        if teacher is not None:
+        learner = _Learner(agent, teacher, legal=self.recorder.legal is not None, dagger=dagger)
+        if teacher is not None and not dagger:
             by_seat, players = np.zeros((len(self.games), 3), np.int64), [learner]
         else:
             by_seat, players = self._seat_players(learner)
@@ -172,7 +179,8 @@ class _Batch:
         mine = np.flatnonzero(by_seat[self.games, s.to_act] == 0)
         if len(mine):
             hidden = hidden_hands(s, mine) if self.recorder.hands is not None else None
-            self.recorder.record(mine, s.to_act[mine], learner.pos, turn.actions[mine], learner.obs, hidden,
+            actions = turn.actions[mine] if learner.labels is None else learner.labels
+            self.recorder.record(mine, s.to_act[mine], learner.pos, actions, learner.obs, hidden,
                                  learner.legal, taught=teacher is not None, log_prob=learner.log_prob)
         self.state = turn.after
         return self._finished(s.redeals), len(mine)
@@ -205,22 +213,26 @@ class _Learner:
     """The learning agent as a player of the driver, keeping what the recorder needs of its step:
     the observations and networks of its games and, for PPO's trajectories, their legal actions and
     the log-probabilities of the actions the policy drew.
-    With a ``teacher``, the teacher chooses (with the agent's exploration) and the agent records."""
+    With a ``teacher``, the teacher chooses (with the agent's exploration) and the agent records;
+    with ``dagger`` too, the agent chooses and the teacher's choices are kept as ``labels``."""
 
     needs_view = False  # the model observes the acting seat's own view (observation.observe)
     legal_by_construction = True
 
-    def __init__(self, agent: DMCAgent, teacher=None, legal: bool = False):
-        self.agent, self.teacher, self.keep_legal = agent, teacher, legal
+    def __init__(self, agent: DMCAgent, teacher=None, legal: bool = False, dagger: bool = False):
+        self.agent, self.teacher, self.keep_legal, self.dagger = agent, teacher, legal, dagger
+        self.labels: np.ndarray | None = None
         self.obs = self.pos = np.zeros(0)
         self.legal: tuple[np.ndarray, np.ndarray] | None = None
         self.log_prob: np.ndarray | None = None
 
     def act(self, state: engine.State) -> np.ndarray:
-        if self.teacher is None:
+        if self.teacher is None or self.dagger:
             actions, self.obs, self.pos = self.agent.decide(state)
             if self.keep_legal and isinstance(self.agent, PolicyAgent):
                 self.legal, self.log_prob = self.agent.last_legal, self.agent.last_log_probs
+            if self.teacher is not None:  # DAgger: the model's move is played, the teacher's is learnt
+                self.labels = np.asarray(self.teacher.act(seat_view(state)), np.int64)
             return actions
         self.obs, self.pos = observe(state), network_of(state)
         taught = self.teacher.act(seat_view(state))
@@ -263,12 +275,12 @@ class Actor:
     def __init__(self, model: DMCModel, num_games: int, objective: str, rng: np.random.Generator,
                  bidding_epsilon: float | None = None, fixed_landlord_share: float = 0.0,
                  opponents: list | None = None, opponent_share: float = 0.0, teacher=None,
-                 doubling_epsilon: float | None = None, policy: bool = False):
+                 doubling_epsilon: float | None = None, policy: bool = False, dagger: bool = False):
         kind = functools.partial(PolicyAgent, sample=True) if policy else DMCAgent
         self.agent = kind(model, rng=rng, bidding_epsilon=bidding_epsilon, doubling_epsilon=doubling_epsilon)
         self.rng = rng
         self.opponents = list(opponents or [])
-        self.teacher = teacher
+        self.teacher, self.dagger = teacher, dagger
         rules = model.rules
         fixed = int(round(num_games * fixed_landlord_share)) if rules.bidding else 0
         sizes = [(rules, num_games - fixed), (dataclasses.replace(rules, bidding=False), fixed)]
@@ -294,18 +306,19 @@ class Actor:
         teacher = build(cfg.warm_start_agent) if cfg.warm_start_frames else None
         return cls(model, cfg.games_per_actor, cfg.objective, rng, cfg.bidding_epsilon,
                    cfg.fixed_landlord_share, opponents, cfg.opponent_share, teacher, cfg.doubling_epsilon,
-                   policy=cfg.learner == "ppo")
+                   policy=cfg.learner == "ppo", dagger=cfg.warm_start_mode == "dagger")
 
     def step(self, epsilon: float, warm: bool = False) -> list[dict[str, np.ndarray]]:
         """One decision in every game; the samples of the hands that ended (possibly none).
 
-        ``warm``: the teacher plays every seat (an actor without one plays as usual).
+        ``warm``: the teacher plays every seat, or with ``dagger`` labels the model's decisions (an
+        actor without one plays as usual).
         """
         self.agent.epsilon = epsilon
         teacher = self.teacher if warm else None
         out = []
         for table in self.tables:
-            samples, made = table.step(self.agent, teacher)
+            samples, made = table.step(self.agent, teacher, self.dagger)
             out += samples
             self.frames += made
             self.hands += int(table.state.ended.sum())

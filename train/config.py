@@ -30,6 +30,8 @@ from doudizhu_env.observation import OBS_SIZE
 from doudizhu_env.rewards import OBJECTIVES as REWARD_OF_OBJECTIVE
 
 OBJECTIVES = tuple(REWARD_OF_OBJECTIVE)
+#: How the warm-start agent teaches (``warm_start_mode``): it plays, or it labels the model's play.
+WARM_START_MODES = ("clone", "dagger")
 #: The most memory a config's samples may take (:meth:`TrainConfig.memory_bytes`), in GiB.
 MAX_MEMORY_GIB = 16  # adp, wp, logadp: see doudizhu_env.rewards.OBJECTIVES
 _FLOAT = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
@@ -108,7 +110,14 @@ class TrainConfig:
     warm start from what that agent knows, before self-play: DMC learns the Q-values of its play,
     PPO clones it (the policy's cross-entropy on its decisions; the critic learns its values)."""
     warm_start_agent: str = "rule"
-    """The agent spec that plays the warm-start games."""
+    """The agent spec that plays the warm-start games (or labels them: ``warm_start_mode``)."""
+    warm_start_mode: str = "clone"
+    """``clone``: the warm-start agent plays every seat and the model learns from its games (above).
+    ``dagger`` (``learner: ppo`` only): the model plays as after the warm start, opponents and all,
+    and the warm-start agent says what it would play at each of the model's decisions; the policy
+    learns the cross-entropy of those labels on the states its own play reaches (DAgger, Ross et
+    al. 2011; with ``search:...`` as the agent, expert iteration's labels), the critic the values
+    of the model's play."""
     init_weights: str = ""
     """Weights the model starts from instead of a random initialization: a ``.pt`` file of
     ``train.run`` or ``train.export``, or ``pretrained`` (the shipped agent). Its rules and model
@@ -274,6 +283,13 @@ class TrainConfig:
         for name in ("entropy_coef", "value_coef"):
             if getattr(self, name) < 0:
                 raise ConfigError(f"{name} must be >= 0, got {getattr(self, name)}")
+        if self.warm_start_mode not in WARM_START_MODES:
+            raise ConfigError(f"warm_start_mode must be one of {WARM_START_MODES}, got "
+                              f"{short(self.warm_start_mode)}")
+        if self.warm_start_mode == "dagger" and self.learner != "ppo":
+            raise ConfigError("warm_start_mode: dagger needs learner: ppo (DMC learns Q from the returns of "
+                              "the actions played, and a label that was not played has none); expected "
+                              "clone with learner: dmc")
 
     def memory_bytes(self) -> int:
         """About how much memory the run's samples take: every actor's hands in progress (one row per
