@@ -1,13 +1,26 @@
 """The model card's figures: the shipped ``pretrained`` agent against the baselines, in both modes.
 
-Each match is ``--deals`` duplicate deals (every deal played in the 3
-rotations of the line-up ``pretrained, X, X``), with bidding and with a fixed
-landlord, on the standard rules; WP and ADP with 95% intervals per role, and
-with bidding how often the agent became landlord and how it bid. Run::
+Three parts (``--parts``, all by default), each on ``--deals`` duplicate deals
+of the standard rules, WP and ADP with 95% intervals over deals:
+
+- ``one_seat``: the agent in one seat, every deal played in the 3 rotations
+  of the line-up ``pretrained, X, X``, with bidding and with a fixed
+  landlord; per role, and with bidding how often the agent became landlord
+  and how it bid (``--opponents``);
+- ``douzero``: DouZero's protocol (:func:`doudizhu_arena.tournament.landlord_and_farmers`):
+  with a fixed landlord, the agent as landlord against two X farmers, and X
+  as landlord against the agent as both farmers, one game of each per deal;
+  the two WPs and their average (``--douzero-opponents``);
+- ``paired``: with bidding, the agent's points minus the reference's in the
+  same seat of the same deal (:func:`doudizhu_arena.evaluation.paired_with_reference`),
+  overall, where both became landlord and where both became farmers
+  (``--reference``): "does it farm better than RuleAgent on the same deals?".
+
+Run::
 
     python -m benchmarks.pretrained --deals 10000 --workers 2 --json docs/pretrained.json
 
-(about 20 minutes on 2 cores) prints the Markdown table of ``docs/pretrained.md``.
+(about 35 minutes on 2 cores) prints the Markdown tables of ``docs/pretrained.md``.
 """
 
 from __future__ import annotations
@@ -19,7 +32,8 @@ from agents.checkpoint import read_checkpoint
 from agents.registry import PRETRAINED
 from benchmarks import check_outputs, write_json
 from doudizhu_arena.arena import REPORT_ROLES, one_thread
-from doudizhu_arena.evaluation import evaluate_against
+from doudizhu_arena.evaluation import evaluate_against, paired_with_reference
+from doudizhu_arena.tournament import landlord_and_farmers
 from doudizhu_env.rules import Rules
 
 #: (role, suffix of its figures in :func:`doudizhu_arena.evaluation.evaluate_against`'s output)
@@ -44,17 +58,32 @@ def format_rows(results: dict) -> str:
     return "\n".join(lines)
 
 
-def main(argv=None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--agent", default="pretrained", help="agent spec (default: the shipped agent)")
-    parser.add_argument("--opponents", nargs="+", default=["random", "rule", "rlcard"])
-    parser.add_argument("--deals", type=int, default=10_000)
-    parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--seed", type=int, default=2026)
-    parser.add_argument("--json", help="write the figures to this JSON file")
-    args = parser.parse_args(argv)
-    check_outputs(parser, {"--json": args.json})
-    one_thread()
+def _ci(figure: dict, digits: int = 3, sign: str = "") -> str:
+    return f"{figure['mean']:{sign}.{digits}f} ± {figure['ci']:.{digits}f}"
+
+
+def format_douzero(results: dict) -> str:
+    """Markdown: DouZero's protocol, one line per opponent."""
+    lines = ["| against | WP as landlord | WP as farmers | WP averaged | ADP as landlord | ADP per farmer |",
+             "|---|---|---|---|---|---|"]
+    for opponent, f in results.items():
+        lines.append(f"| {opponent} | {_ci(f['landlord']['wp'])} | {_ci(f['farmers']['wp'])} | "
+                     f"{_ci(f['both']['wp'])} | {_ci(f['landlord']['adp'], 2, '+')} | "
+                     f"{_ci(f['farmers']['adp'], 2, '+')} |")
+    return "\n".join(lines)
+
+
+def format_paired(reference: str, paired: dict) -> str:
+    """Markdown: the agent's points minus the reference's in the same seats of the same deals."""
+    lines = [f"| with bidding, minus {reference} in the same seat | points per game | games compared |",
+             "|---|---|---|"]
+    for role in ("all", "landlord", "farmer"):
+        lines.append(f"| {role} | {_ci(paired[role], 2, '+')} | {paired[role]['pairs']:,} |")
+    return "\n".join(lines)
+
+
+def run_one_seat(args) -> tuple[dict, dict]:
+    """The agent in one seat against each of ``--opponents``, both modes: figures and timing."""
     results, timing = {}, {}
     for opponent in args.opponents:
         start = time.perf_counter()
@@ -66,9 +95,61 @@ def main(argv=None) -> dict:
             print(f"against {key}:\n{figures['table']}\n", flush=True)
         timing[opponent] = {"seconds": seconds, "deals_per_s": 2 * args.deals / seconds}
         print(f"{opponent}: {seconds:.0f} s ({timing[opponent]['deals_per_s']:.1f} deals/s)", flush=True)
-    print(format_rows(results))
-    out = {"agent": args.agent, "deals": args.deals, "seed": args.seed, "workers": args.workers,
-           "results": results, "timing": timing}
+    print(format_rows(results), flush=True)
+    return results, timing
+
+
+def run_douzero(args) -> dict:
+    """DouZero's protocol against each of ``--douzero-opponents``."""
+    results = {}
+    for opponent in args.douzero_opponents:
+        start = time.perf_counter()
+        results[opponent] = landlord_and_farmers(args.agent, opponent, args.deals, seed=args.seed,
+                                                 workers=args.workers)
+        print(f"DouZero's protocol against {opponent}: {time.perf_counter() - start:.0f} s", flush=True)
+    print(format_douzero(results), flush=True)
+    return results
+
+
+def run_paired(args) -> dict:
+    """With bidding, the agent's points minus ``--reference``'s in the same seats of the same deals."""
+    start = time.perf_counter()
+    paired = paired_with_reference(args.agent, args.reference, Rules.preset("standard"), args.deals,
+                                   seed=args.seed, workers=args.workers)
+    print(f"paired with {args.reference}: {time.perf_counter() - start:.0f} s", flush=True)
+    print(format_paired(args.reference, paired), flush=True)
+    return paired
+
+
+PARTS = ("one_seat", "douzero", "paired")
+
+
+def main(argv=None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--agent", default="pretrained", help="agent spec (default: the shipped agent)")
+    parser.add_argument("--opponents", nargs="+", default=["random", "rule", "rlcard"],
+                        help="one_seat: the baselines (default: random rule rlcard)")
+    parser.add_argument("--douzero-opponents", nargs="+", default=["rule", "rlcard"],
+                        help="douzero: the baselines of DouZero's protocol (default: rule rlcard)")
+    parser.add_argument("--reference", default="rule", help="paired: the reference agent (default: rule)")
+    parser.add_argument("--parts", nargs="+", choices=PARTS, default=list(PARTS),
+                        help="which parts to run (default: all three)")
+    parser.add_argument("--deals", type=int, default=10_000)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--seed", type=int, default=2026)
+    parser.add_argument("--json", help="write the figures to this JSON file")
+    args = parser.parse_args(argv)
+    check_outputs(parser, {"--json": args.json})
+    if args.deals < 2:
+        parser.error(f"--deals must be at least 2 (the intervals need two deals), got {args.deals}")
+    one_thread()
+    out: dict = {"agent": args.agent, "deals": args.deals, "seed": args.seed, "workers": args.workers}
+    if "one_seat" in args.parts:
+        out["results"], out["timing"] = run_one_seat(args)
+    if "douzero" in args.parts:
+        out["douzero_protocol"] = run_douzero(args)
+    if "paired" in args.parts:
+        out["paired"] = {"reference": args.reference, "bidding": run_paired(args)}
     if args.agent == "pretrained":
         data = read_checkpoint(PRETRAINED)
         out["weights"] = {k: data.get(k) for k in ("frames", "updates", "minutes")}

@@ -334,6 +334,39 @@ def play_tournament(agents: Sequence[str], num_deals: int = 2000, modes: Sequenc
     return report
 
 
+def landlord_and_farmers(agent: str, opponent: str, num_deals: int = 2000, *, seed: int = 0,
+                         chunk_size: int = 200, workers: int = 1, pool: Callable | None = None,
+                         progress: bool = False) -> dict:
+    """DouZero's protocol (Zha et al., 2021, Table 1): with a fixed landlord, ``agent`` as the
+    landlord against ``opponent`` as both farmers, and ``opponent`` as the landlord against
+    ``agent`` as both farmers, one game of each per deal, on the same deals: the two
+    ``fixed_landlord`` cells ``(agent, opponent)`` and ``(opponent, agent)`` of a tournament.
+
+    Returns ``{"landlord": .., "farmers": .., "both": .., "deals": n}``, each figure a
+    :func:`~doudizhu_arena.arena.mean_ci` over deals: ``wp`` is the agent's side's share of games
+    won (the farmers win together) and ``adp`` its points per seat (a farmer's points, half the
+    landlord's loss); ``both`` averages the two games of each deal (DouZero's averaged WP).
+    """
+    check_agent_names([agent, opponent])
+    if not 1 <= num_deals <= MAX_DEALS:
+        raise ValueError(f"deals must be between 1 and {MAX_DEALS:,}, got {num_deals}")
+    check_seed(seed)
+    mode, store = "fixed_landlord", CellCache(None)
+    pairs = ((agent, opponent), (opponent, agent))
+    todo = [store.key(mode, a, b, seed, num_deals, chunk_size) for a, b in pairs]
+    deals = {mode: make_deals(seed, num_deals, mode_rules(mode), chunk_size)}
+    cells = {(c.agent, c.opponent): c for c in play_cells(todo, deals, workers=workers, pool=pool,
+                                                            progress=progress)}
+    mine, theirs = cells[(agent, opponent)], cells[(opponent, agent)]
+    sides = {"landlord": (mine.win, mine.score), "farmers": (1.0 - theirs.win, -theirs.score / 2)}
+    sides["both"] = ((sides["landlord"][0] + sides["farmers"][0]) / 2,
+                     (sides["landlord"][1] + sides["farmers"][1]) / 2)
+    out: dict[str, Any] = {side: {"wp": mean_ci(win), "adp": mean_ci(score)}
+                           for side, (win, score) in sides.items()}
+    out["deals"] = num_deals
+    return out
+
+
 # ----------------------------------------------------------------------------
 # ratings
 # ----------------------------------------------------------------------------

@@ -282,3 +282,24 @@ def test_write_png_is_atomic_and_a_real_png(tmp_path):
     plt.close(fig)
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["plot.png"]  # no temporary file left
+
+
+def test_model_card_benchmark_runs_each_part(tmp_path, capsys):
+    """benchmarks.pretrained on a tiny budget: the one-seat table, DouZero's protocol and the paired
+    comparison, each printed as Markdown and kept in the JSON; --parts runs only those named."""
+    from benchmarks.pretrained import main
+
+    out = tmp_path / "card.json"
+    figures = main(["--agent", "rule", "--opponents", "random", "--douzero-opponents", "random",
+                    "--reference", "random", "--deals", "6", "--workers", "1", "--json", str(out)])
+    text = capsys.readouterr().out
+    assert "| random | bidding | landlord |" in text and "| WP as landlord |" in text
+    assert "| farmer | " in text and f"figures: {out}" in text
+    assert set(figures["results"]) == {"random/bidding", "random/fixed_landlord"}
+    protocol = figures["douzero_protocol"]["random"]
+    assert protocol["landlord"]["wp"]["n"] == 6 and protocol["both"]["wp"]["mean"] > 0.5
+    assert figures["paired"]["reference"] == "random" and figures["paired"]["bidding"]["all"]["n"] == 6
+    assert json.loads(out.read_text()) == json.loads(json.dumps(figures))
+    only = main(["--agent", "rule", "--douzero-opponents", "random", "--deals", "4", "--workers", "1",
+                 "--parts", "douzero"])
+    assert set(only) == {"agent", "deals", "seed", "workers", "douzero_protocol"}

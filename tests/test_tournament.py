@@ -21,6 +21,7 @@ from doudizhu_arena.tournament import (
     format_markdown,
     format_table,
     heatmap_png,
+    landlord_and_farmers,
     leaderboard,
     main,
     mode_rules,
@@ -70,6 +71,29 @@ def test_fixed_cell_is_the_landlords_game():
     landlord = np.argmax(result.roles == 0, axis=1)
     assert np.array_equal(score, result.scores[np.arange(30), landlord])
     assert np.array_equal(result.agents[np.arange(30), landlord], np.full(30, 1))  # "rule"
+
+
+def test_landlord_and_farmers_is_douzeros_pair_of_games():
+    """DouZero's protocol: the agent's landlord games and its farmers' games are those of the arena
+    with a fixed landlord, one game a deal on the same deals; the farmers' WP is the share of the
+    other landlord's losses, their points per seat half its loss, and ``both`` the average."""
+    out = landlord_and_farmers("rule", "random", 40, seed=5)
+    rules = mode_rules("fixed_landlord")
+    lead = run_arena(["rule", "random", "random"], 40, rules, duplicate="none", seed=5)["agents"]["rule"]
+    farm = run_arena(["random", "rule", "rule"], 40, rules, duplicate="none", seed=5)["agents"]
+    assert out["deals"] == 40 and out["landlord"]["wp"]["n"] == 40
+    assert out["landlord"]["wp"]["mean"] == pytest.approx(lead["landlord"]["wp"]["mean"])
+    assert out["landlord"]["adp"]["mean"] == pytest.approx(lead["landlord"]["adp"]["mean"])
+    assert out["farmers"]["wp"]["mean"] == pytest.approx(1 - farm["random"]["landlord"]["wp"]["mean"])
+    assert out["farmers"]["adp"]["mean"] == pytest.approx(farm["rule"]["farmer"]["adp"]["mean"])
+    for key in ("wp", "adp"):
+        both = (out["landlord"][key]["mean"] + out["farmers"][key]["mean"]) / 2
+        assert out["both"][key]["mean"] == pytest.approx(both)
+    assert out["landlord"]["wp"]["mean"] > 0.8 and out["farmers"]["wp"]["mean"] > 0.8  # rule >> random
+    with pytest.raises(ValueError, match="named twice"):
+        landlord_and_farmers("rule", "rule", 10)
+    with pytest.raises(ValueError, match="between 1 and"):
+        landlord_and_farmers("rule", "random", 0)
 
 
 def _cells(table: np.ndarray, deals: int = 4) -> list[list[Cell]]:
