@@ -37,9 +37,12 @@ from train.run import train
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_CONFIG = os.path.join(ROOT, "configs", "default.yaml")
 
-#: What ``configs/ppo.yaml`` changes in ``configs/default.yaml``.
+#: The PPO learner with no exploration but its softmax and no warm start (the first ``configs/ppo.yaml``).
 PPO = {"learner": "ppo", "epsilon": 0.0, "epsilon_final": 0.0, "bidding_epsilon": 0.0,
        "doubling_epsilon": 0.0, "batch_size": 4096, "minibatch_size": 1024}
+#: configs/ppo.yaml's overrides of the default config: PPO, bids and doublings explored as DMC's,
+#: RuleAgent cloned for the first million frames
+PPO_CONFIG = {**PPO, "bidding_epsilon": 0.2, "doubling_epsilon": 0.2, "warm_start_frames": 1_000_000}
 #: Variant name -> overrides of the default config.
 VARIANTS: dict[str, dict] = {
     "default": {},
@@ -83,14 +86,16 @@ VARIANTS: dict[str, dict] = {
     "fixed_share": {"objective": "adp", "model.history": "lstm"},
     "logadp": {"model.history": "lstm", "objective": "logadp"},
     "wp": {"objective": "wp"},
-    # the PPO learner with a critic that sees the hidden hands (configs/ppo.yaml's settings), and
-    # the same after a warm start by cloning RuleAgent
+    # the PPO learner with a critic that sees the hidden hands, no exploration but its softmax (the
+    # first configs/ppo.yaml), and the same after a warm start by cloning RuleAgent
     "ppo": PPO,
     "ppo_warm": {**PPO, "warm_start_frames": 100_000},
     # one pass over each batch instead of two: about half the learner's time per frame
     "ppo_warm_epochs_1": {**PPO, "warm_start_frames": 100_000, "ppo_epochs": 1},
     # a longer warm start: RuleAgent cloned for the first million frames (about 4 minutes here)
     "ppo_warm_1m": {**PPO, "warm_start_frames": 1_000_000},
+    # the same with bids and doublings explored at 0.2, as DMC's: configs/ppo.yaml's settings
+    "ppo_warm_1m_explore": PPO_CONFIG,
     # search distillation by cloning: the teacher is search:rule on a small budget (4 worlds x 4
     # candidates x 16 samples: WP 0.59 against RuleAgent, docs/search.md), for 200,000 frames
     "ppo_warm_search": {**PPO, "warm_start_frames": 200_000,

@@ -374,11 +374,13 @@ def test_a_bad_warm_start_agent_fails_before_any_work(tmp_path):
     assert not os.listdir(tmp_path)
 
 
-def test_the_ablations_ppo_variant_is_configs_ppo_yaml():
-    from benchmarks.ablation import DEFAULT_CONFIG, PPO
+def test_the_ablations_ppo_config_variant_is_configs_ppo_yaml():
+    from benchmarks.ablation import DEFAULT_CONFIG, PPO, PPO_CONFIG, VARIANTS
 
-    from_default = load_config(DEFAULT_CONFIG, {"run_name": "ppo", **PPO})
+    from_default = load_config(DEFAULT_CONFIG, {"run_name": "ppo", **PPO_CONFIG})
     assert from_default == load_config("configs/ppo.yaml")
+    assert VARIANTS["ppo_warm_1m_explore"] == PPO_CONFIG and VARIANTS["ppo"] == PPO
+    assert PPO["bidding_epsilon"] == 0.0 and "warm_start_frames" not in PPO  # the first ppo.yaml
 
 
 @pytest.mark.parametrize("learner", ["dmc", "ppo"])
