@@ -287,6 +287,13 @@ def check_agent_names(agents: Sequence[str]) -> list[str]:
     return agents
 
 
+def check_deals_and_seed(num_deals: int, seed: int) -> None:
+    """ValueError unless ``num_deals`` per cell is in 1..MAX_DEALS and ``seed`` a valid seed."""
+    if not 1 <= num_deals <= MAX_DEALS:
+        raise ValueError(f"deals per cell must be between 1 and {MAX_DEALS:,}, got {num_deals}")
+    check_seed(seed)
+
+
 def play_tournament(agents: Sequence[str], num_deals: int = 2000, modes: Sequence[str] = MODES, *,
                     seed: int = 0, chunk_size: int = 200, workers: int = 1, cache: str | None = None,
                     pool: Callable | None = None, agent_factory: Callable | None = None,
@@ -301,9 +308,7 @@ def play_tournament(agents: Sequence[str], num_deals: int = 2000, modes: Sequenc
     modes = list(dict.fromkeys(modes))
     for m in modes:
         mode_rules(m)
-    if not 1 <= num_deals <= MAX_DEALS:
-        raise ValueError(f"deals per cell must be between 1 and {MAX_DEALS:,}, got {num_deals}")
-    check_seed(seed)
+    check_deals_and_seed(num_deals, seed)
     if not (is_int(bootstrap) and 0 <= bootstrap <= MAX_BOOTSTRAP):
         raise ValueError(f"bootstrap must be an integer in 0..{MAX_BOOTSTRAP:,}, got {short(bootstrap)}")
     store = CellCache(cache)
@@ -348,9 +353,7 @@ def landlord_and_farmers(agent: str, opponent: str, num_deals: int = 2000, *, se
     landlord's loss); ``both`` averages the two games of each deal (DouZero's averaged WP).
     """
     check_agent_names([agent, opponent])
-    if not 1 <= num_deals <= MAX_DEALS:
-        raise ValueError(f"deals must be between 1 and {MAX_DEALS:,}, got {num_deals}")
-    check_seed(seed)
+    check_deals_and_seed(num_deals, seed)
     mode, store = "fixed_landlord", CellCache(None)
     pairs = ((agent, opponent), (opponent, agent))
     todo = [store.key(mode, a, b, seed, num_deals, chunk_size) for a, b in pairs]
