@@ -111,15 +111,10 @@ class ModelConfig:
                              f"and Adam's state; expected at most {MAX_MODEL_GIB} GiB (smaller sizes)")
 
     def parameters(self) -> int:
-        """Weights of the five networks of these sizes (as :class:`QNet` builds them)."""
-        h, lh, ah, hh = self.hidden, self.lstm_hidden, self.action_hidden, self.head_hidden
-        move = _MOVE_CARDS + _MOVE_SEATS
-        history = 4 * lh * (move + lh + 2) if self.history == "lstm" else (HISTORY_MOVES * move + 1) * lh
-        head = (self.head_layers - 1) * (hh + 1) * hh + hh + 1
-        hands = (h + 1) * HAND_OUTPUTS if self.hand_head else 0
-        net = ((len(_NOT_HISTORY) + 1) * h + (h + 1) * h + history + (h + lh + 1) * h
-               + (ACTION_SIZE + 1) * ah + (h + 1) * hh + ah * hh + head + hands)
-        return len(NETWORKS) * net
+        """Weights of the five networks of these sizes: those of the :class:`QNet` modules themselves,
+        built on the ``meta`` device (shapes only: no memory, no initialisation)."""
+        with torch.device("meta"):
+            return sum(p.numel() for _ in NETWORKS for p in QNet(self).parameters())
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)

@@ -52,6 +52,7 @@ from doudizhu_env.actions import action_table
 from doudizhu_env.checks import is_int, short
 from doudizhu_env.files import check_input, read_bounded
 from doudizhu_env.observation import OBS_SIZE, observe
+from doudizhu_env.rules import PRESET_NAMES
 from doudizhu_env.spaces import observation_box, observation_space
 
 from .base import Agent
@@ -148,7 +149,7 @@ def _spaces(path: str, settings: dict) -> tuple[spaces.Space, spaces.Discrete, b
         n = int(act["n"])
     except (KeyError, TypeError, ValueError):
         raise ValueError(f"{path!r}: its action space has no size 'n' ({short(act.get('n'))})") from None
-    sizes = {name: len(action_table(name)) for name in ("standard", "douzero")}  # the mask's length
+    sizes = {name: len(action_table(name)) for name in PRESET_NAMES}  # the mask's length
     rules = next((name for name, size in sizes.items() if size == n), None)
     if rules is None:
         raise ValueError(f"{path!r}: its policy has {n} actions; the rules presets have "

@@ -66,6 +66,7 @@ from .cards import (
     format_hand,
     parse_hand,
 )
+from .checks import is_int
 from .rules import TABLES_KEPT, Rules, resolve_rules
 
 
@@ -294,7 +295,7 @@ class ActionTable:
         )
 
     def _check_id(self, i) -> int:
-        if isinstance(i, (bool, np.bool_)) or not isinstance(i, (int, np.integer)):
+        if not is_int(i):
             raise TypeError(f"action id must be an int, got {i!r}")
         if not 0 <= i < len(self.names):
             raise ValueError(f"action id {i} out of range 0..{len(self.names) - 1}")

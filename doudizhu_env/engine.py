@@ -49,7 +49,7 @@ from .actions import (
     action_table,
 )
 from .cards import HAND_SIZE, NUM_RANKS, card_rank, check_counts, format_hand, parse_hand
-from .checks import is_seat
+from .checks import is_int, is_seat
 from .legal import beats, bits_to_ids, holds, legal_tables, sample_bits, unpack_bits
 from .rules import Rules, resolve_rules
 from .shuffle import draw_seat, shuffled_deals
@@ -233,7 +233,7 @@ def reset(
 ) -> State:
     """``num_games`` new hands. ``deals`` (one per game) scripts the cards instead of shuffling."""
     rules = resolve_rules(rules)
-    if isinstance(num_games, bool) or not isinstance(num_games, (int, np.integer)) or num_games < 1:
+    if not is_int(num_games) or num_games < 1:
         raise ValueError(f"num_games must be a positive int, got {num_games!r}")
     rng = seed_or_rng if isinstance(seed_or_rng, np.random.Generator) else np.random.default_rng(seed_or_rng)
     keys = rng.integers(0, 2**63 - 1, size=num_games, dtype=np.int64).astype(np.uint64)

@@ -67,7 +67,7 @@ import numpy as np
 from . import engine
 from .actions import BID0, DOUBLE, PASS, CombType, action_table
 from .cards import DECK_COUNTS, DECK_SIZE, HAND_SIZE, HOLE_SIZE, NUM_RANKS, card_rank
-from .checks import check_seat, short
+from .checks import check_seat, is_int, short
 from .engine import BIDDING, DOUBLING, MAX_HISTORY, NO_SPRING, OVER, PLAY, Deal
 from .legal import legal_tables
 from .observation import (
@@ -196,8 +196,7 @@ class Game:
         """Game ``game`` of a (batched) engine state."""
         if not isinstance(state, engine.State):
             raise TypeError(f"a Game is read from an engine State, got {type(state).__name__}")
-        index = isinstance(game, (int, np.integer)) and not isinstance(game, (bool, np.bool_))
-        if not (index and 0 <= game < state.num_games):
+        if not (is_int(game) and 0 <= game < state.num_games):
             raise ValueError(f"game must be an index 0..{state.num_games - 1} of the state, got {game!r}")
         self.rules = state.rules
         self._t = _lookups(self.rules)

@@ -162,7 +162,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from . import engine, register_envs
-from .checks import check_seat
+from .checks import check_seat, is_int
 from .driver import drive, drive_game, needs_check
 from .engine import Deal, IllegalActionError, RandomPolicy
 from .game import Game
@@ -400,7 +400,7 @@ class DouDizhuVectorEnv(VectorEnv):
 
     def __init__(self, num_envs: int = 1, seat: int | Sequence[int] = 0, opponents: Sequence | None = None,
                  rules=None, reward: str = "score", render_mode: str | None = None, mask: str = "dense"):
-        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
+        if not is_int(num_envs) or num_envs < 1:
             raise ValueError(f"num_envs must be a positive int, got {num_envs!r}")
         check_choice("reward", reward, REWARDS)
         check_choice("mask", mask, MASKS)

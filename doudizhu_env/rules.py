@@ -19,6 +19,8 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
+from .checks import is_int
+
 #: The largest ``redeal_limit``: the engine counts redeals in 16 bits, and a hand redealt a thousand
 #: times (every seat passing each time) is already a broken bidding policy.
 MAX_REDEAL_LIMIT = 1000
@@ -50,14 +52,15 @@ class Rules:
             value = getattr(self, f.name)
             if f.type in ("bool", bool) and not isinstance(value, bool):
                 raise TypeError(f"Rules.{f.name} must be a bool, got {value!r}")
-        if isinstance(self.redeal_limit, bool) or not isinstance(self.redeal_limit, int):
+        if not is_int(self.redeal_limit):
             raise TypeError(f"Rules.redeal_limit must be an int, got {self.redeal_limit!r}")
+        object.__setattr__(self, "redeal_limit", int(self.redeal_limit))  # a numpy integer is kept as an int
         if not 0 <= self.redeal_limit <= MAX_REDEAL_LIMIT:
             raise ValueError(f"Rules.redeal_limit must be in 0..{MAX_REDEAL_LIMIT}, got {self.redeal_limit}")
 
     @staticmethod
     def preset(name: str = "standard", **overrides) -> Rules:
-        """The named preset (``"standard"`` or ``"douzero"``), with optional field overrides."""
+        """The named preset (one of :data:`PRESET_NAMES`), with optional field overrides."""
         if name not in PRESETS:
             raise ValueError(f"unknown rules preset {name!r}; expected one of {sorted(PRESETS)}")
         known = {f.name for f in dataclasses.fields(Rules)}
@@ -76,10 +79,13 @@ class Rules:
         return Rules.preset("standard", **data)
 
 
+#: The rule presets by name (the one place they are written; see the module docstring).
 PRESETS = {
     "standard": Rules(),
     "douzero": Rules(distinct_kickers=False, bidding=False, doubling=False, spring=False),
 }
+#: The presets' names, the default first: what a ``rules`` setting or option may name.
+PRESET_NAMES: tuple[str, ...] = tuple(PRESETS)
 
 
 def resolve_rules(rules: Rules | str | None) -> Rules:

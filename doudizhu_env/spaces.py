@@ -14,7 +14,7 @@ import numpy as np
 from gymnasium import spaces
 
 from .actions import action_table
-from .checks import short
+from .checks import is_int, short
 from .observation import OBS_SIZE
 from .rewards import REWARDS
 from .rules import resolve_rules
@@ -42,7 +42,7 @@ def check_common(reward: str, render_mode: str | None, illegal_action: str, ille
 
 def check_number(name: str, value) -> float:
     """``value`` as a float: a finite int or float (not a bool, a string or NaN), or ValueError naming it."""
-    ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
+    ok = is_int(value) or isinstance(value, (float, np.floating))
     if not ok or not np.isfinite(value):
         raise ValueError(f"{name} must be a finite number, got {short(value)}")
     return float(value)

@@ -1,10 +1,12 @@
-"""The rule configuration (RULES.md, "Presets" and every **[flag]**)."""
+"""The rule configuration (docs/rules.md, "Presets" and every *(flag)*)."""
 
 import dataclasses
 
+import numpy as np
 import pytest
 
 from doudizhu_env import Rules, action_table
+from doudizhu_env.rules import PRESET_NAMES, PRESETS
 
 FIELDS = {"distinct_kickers", "rocket_as_kickers", "bidding", "doubling", "spring", "redeal_limit"}
 
@@ -14,11 +16,11 @@ def test_fields():
 
 
 PRESET_FIELDS = {
-    # RULES.md: doubling on by default, distinct_kickers on, rocket_as_kickers on,
+    # docs/rules.md: doubling on by default, distinct_kickers on, rocket_as_kickers on,
     # bidding and spring part of "everything above", redeal bound default 100.
     "standard": {"distinct_kickers": True, "rocket_as_kickers": True, "bidding": True, "doubling": True,
                  "spring": True, "redeal_limit": 100},
-    # RULES.md: no bidding, no doubling, no spring / reverse spring, single kickers
+    # docs/rules.md: no bidding, no doubling, no spring / reverse spring, single kickers
     # may repeat ranks (distinct_kickers off), the rest as above.
     "douzero": {"distinct_kickers": False, "rocket_as_kickers": True, "bidding": False, "doubling": False,
                 "spring": False, "redeal_limit": 100},
@@ -92,6 +94,17 @@ def test_wrong_types(overrides):
         Rules.preset("standard", **overrides)
     with pytest.raises(TypeError):
         Rules(**overrides)
+
+
+def test_numpy_integer_redeal_limit_is_kept_as_an_int():
+    rules = Rules(redeal_limit=np.int64(5))
+    assert type(rules.redeal_limit) is int and rules == Rules(redeal_limit=5)
+    assert hash(rules) == hash(Rules(redeal_limit=5))
+
+
+def test_preset_names():
+    assert PRESET_NAMES == ("standard", "douzero") == tuple(PRESETS)
+    assert all(Rules.preset(name) == PRESETS[name] for name in PRESET_NAMES)
 
 
 def test_negative_redeal_limit():
