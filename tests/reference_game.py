@@ -1,4 +1,4 @@
-"""A scalar reference of one hand of Dou Dizhu, written from RULES.md only.
+"""A scalar reference of one hand of Dou Dizhu, written from docs/rules.md only.
 
 Plain, slow, one game at a time. It shares nothing with the vectorized engine
 but the action space: :func:`doudizhu_env.actions.action_table` maps ids to
@@ -30,7 +30,7 @@ HAND_SIZE, HOLE_SIZE = 17, 3
 
 BIDDING, DOUBLING, PLAY, OVER = "bidding", "doubling", "play", "over"
 
-#: Cards per rank in the body of each type (RULES.md "Combinations").
+#: Cards per rank in the body of each type (docs/rules.md, "Combinations").
 _BODY_UNIT = {
     CombType.SINGLE: 1, CombType.PAIR: 2, CombType.TRIPLE: 3, CombType.TRIPLE_SINGLE: 3,
     CombType.TRIPLE_PAIR: 3, CombType.SEQUENCE: 1, CombType.PAIR_SEQUENCE: 2, CombType.PLANE: 3,
@@ -66,7 +66,7 @@ class Catalog:
 
 
 def body_of(ctype: int, rank: int, length: int) -> list[int]:
-    """The body counts of a combination, from its type, rank and length (RULES.md).
+    """The body counts of a combination, from its type, rank and length (docs/rules.md).
 
     A chain's rank is its lowest rank and it covers ``length`` consecutive
     ranks; other types have one rank; the rocket is both jokers.
@@ -131,7 +131,7 @@ def held_combinations_brute(cat: Catalog, hand: list[int]) -> list[int]:
 
 
 def beats(cat: Catalog, a: int, on_table: int) -> bool:
-    """RULES.md "Beating": the rocket beats everything; a bomb beats any non-bomb and lower bombs;
+    """docs/rules.md, "Beating": the rocket beats everything; a bomb beats any non-bomb and lower bombs;
     otherwise same type, same length and number of cards, strictly higher rank (kickers never matter).
     """
     ta, tt = cat.types[a], cat.types[on_table]

@@ -1,6 +1,6 @@
 """The action table: sizes derived from combinatorics, names, ids and group layout.
 
-Every count below is derived from RULES.md ("Combinations", "Kicker rules") in a
+Every count below is derived from docs/rules.md ("Combinations" and its kicker rules) in a
 comment and computed with math.comb, never copied from the code's output.
 Notation: a chain of L units over the 12 ranks 3..A can start at 13 - L ranks.
 """
@@ -92,7 +92,7 @@ def expected_counts(rules):
 
 
 def test_expected_formulas_match_rules_md():
-    # the totals printed in RULES.md, from the formulas above
+    # the totals printed in docs/rules.md ("The size of the action space"), from the formulas above
     std = expected_counts(STANDARD)
     dz = expected_counts(DOUZERO)
     assert std["plane_singles"] == 8044
@@ -279,7 +279,7 @@ def test_index_loose_strings():
 
 
 def test_standard_card_sets_have_one_reading():
-    # RULES.md: several readings of one card set only arise with distinct_kickers off
+    # docs/rules.md: several readings of one card set only arise with distinct_kickers off
     table = action_table(STANDARD)
     rows = table.counts[7:]
     assert len(np.unique(rows, axis=0)) == len(rows)

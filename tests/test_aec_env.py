@@ -1,5 +1,5 @@
 """The PettingZoo AEC env ``doudizhu_v0``: PettingZoo's conformance tests, illegal actions,
-pickling, rendering, and scripted hands ending in the points of RULES.md (Scoring)."""
+pickling, rendering, and scripted hands ending in the points of docs/rules.md ("Scoring")."""
 
 import dataclasses
 import math

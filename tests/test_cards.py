@@ -1,4 +1,4 @@
-"""Card notation: parse_hand / format_hand (RULES.md, "Cards")."""
+"""Card notation: parse_hand / format_hand (docs/rules.md, "The deck and the notation")."""
 
 import re
 
@@ -132,5 +132,5 @@ def test_not_a_string():
 @pytest.mark.parametrize("text, expected",
                          [("777+3+K", "3777K"), ("333444+55+77", "3334445577"), ("33-44-55", "334455")])
 def test_combination_notation_parses_as_cards(text, expected):
-    """RULES.md writes combinations as ``777+3+K`` and ``33-44-55``: both read as plain cards."""
+    """docs/rules.md writes combinations as ``777+3+K`` and ``33-44-55``: both read as plain cards."""
     assert format_hand(parse_hand(text)) == expected

@@ -1,7 +1,7 @@
-"""Combination types and beating, written from RULES.md ("Combinations", "Beating")
+"""Combination types and beating, written from docs/rules.md ("Combinations", "Beating")
 and the examples of both seed rule texts (seeds/000_*.txt, seeds/001_*.txt).
 
-Card strings may use the notation of RULES.md (`777+3+K`, `33-44-55`, `10`);
+Card strings may use the notation of docs/rules.md (`777+3+K`, `33-44-55`, `10`);
 `parse_hand` does not accept '+', so `cards()` drops it before `classify`.
 """
 
@@ -110,7 +110,7 @@ LEGAL = [
 
 
 # Under douzero (distinct_kickers off) a plane of four also reads as a plane of three
-# with three equal single kickers (RULES.md, last kicker rule).
+# with three equal single kickers (docs/rules.md, last kicker rule).
 DOUZERO_EXTRA = {
     "555666777888": {("555666777+8+8+8", T.PLANE_SINGLES), ("666777888+5+5+5", T.PLANE_SINGLES)},
 }
@@ -344,7 +344,7 @@ def test_plane_pairs_lengths(length):
 
 
 def test_chain_groups_lengths():
-    # the table's groups hold exactly the lengths of RULES.md
+    # the table's groups hold exactly the lengths of docs/rules.md
     limits = {
         T.SEQUENCE: (5, 12),
         T.PAIR_SEQUENCE: (3, 10),
@@ -379,7 +379,7 @@ def test_kicker_never_shares_body_rank_in_table():
 
 
 def test_ambiguous_readings_douzero():
-    # RULES.md: only with distinct_kickers off; 333444555666 is a plane of four or a plane
+    # docs/rules.md: only with distinct_kickers off; 333444555666 is a plane of four or a plane
     # of three with three equal single kickers (either end of the chain).
     expected = {
         ("333444555666", T.PLANE),

@@ -233,7 +233,8 @@ def run_batch(rules: Rules, seed: int, policy, hands: int = 2, batch: int = BATC
 
 
 def test_pass_is_legal_when_following():
-    """RULES.md "Play": every turn but the leader's may pass. The mask must hold ``pass`` as is_legal does.
+    """docs/rules.md, step 5 (Play): every turn but the leader's may pass. The mask must hold
+``pass`` as is_legal does.
 
     Regression found by the reference comparison (the mask lacked ``pass`` on every follow turn, and
     was empty when nothing beat the table): after the landlord (seat 2) leads ``AAAA+3+X``, seat 0

@@ -1,4 +1,5 @@
-"""Scripted hands through the engine, checked against RULES.md (Bidding, Doubling, Play, Scoring)."""
+"""Scripted hands through the engine, checked against docs/rules.md ("A hand, start to finish",
+"Scoring")."""
 
 import dataclasses
 
@@ -52,7 +53,7 @@ def play(names, deal=BASIC, rules=None, state=None):
 
 
 def points(landlord, landlord_won, base, mult):
-    """RULES.md Scoring: landlord +-2 x base x mult, each farmer -+base x mult."""
+    """docs/rules.md, "Scoring": landlord +-2 x base x mult, each farmer -+base x mult."""
     sign = 1 if landlord_won else -1
     p = [-sign * base * mult] * 3
     p[landlord] = 2 * sign * base * mult

@@ -1,8 +1,8 @@
 """An independent, deliberately slow reference for legal_moves.
 
 Every sub-multiset of a hand (itertools.product over range(count + 1) per rank) is
-classified by straightforward code written from RULES.md ("Combinations", "Kicker
-rules", "Beating"), without the project's action table, and the resulting set of
+classified by straightforward code written from docs/rules.md ("Combinations" with its
+kicker rules, "Beating"), without the project's action table, and the resulting set of
 canonical names must equal legal_moves(hand, last) for seeded random hands and tables,
 under the standard and douzero presets (and standard without rocket_as_kickers).
 """
@@ -119,7 +119,7 @@ def reference_readings(c):
 
 
 def beats(move, last):
-    """RULES.md "Beating": rocket beats everything; bomb beats any non-bomb and lower bombs;
+    """docs/rules.md, "Beating": rocket beats everything; bomb beats any non-bomb and lower bombs;
     otherwise same type, same length, strictly higher rank. Kickers never matter."""
     _, kind, length, rank = move
     _, last_kind, last_length, last_rank = last
