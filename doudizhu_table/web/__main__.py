@@ -46,7 +46,7 @@ def main(argv=None) -> int:
         from agents.registry import SharedModels, check_specs
         from doudizhu_env.rules import Rules
 
-        from .server import create_app
+        from .server import create_app, http_protocol
 
         rules = Rules.preset(args.rules)
         opponents = args.opponents
@@ -67,7 +67,7 @@ def main(argv=None) -> int:
     print(f"the web table is at http://{shown}:{port}/  (opponents: "
           f"{', '.join(app.state.table.opponents)}; Ctrl-C stops it)", flush=True)
     try:
-        uvicorn.run(app, host=args.host, port=port, log_level="warning")
+        uvicorn.run(app, host=args.host, port=port, log_level="warning", http=http_protocol())
     except KeyboardInterrupt:
         pass
     return 0

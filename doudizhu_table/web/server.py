@@ -29,13 +29,26 @@ are loaded once per spec and shared by every game (:class:`agents.registry.Share
 game's agents keeping their own generators (a seeded game plays the same on any server). Sessions
 live in memory, at most :data:`MAX_SESSIONS`: beyond it the least recently used game idle for
 :data:`KEEP_ACTIVE` seconds is dropped, and while every game is active a new one is refused (503).
+One client (by its address) keeps at most :data:`MAX_GAMES_PER_CLIENT` of those places: beyond it
+its own least recently used idle game makes room, and while all of its games are active a new
+game is refused (429, saying so), so that one client cannot take every place.
 Seeds the server chooses have 128 bits of OS entropy.
+
+The HTTP layer. Requests that are not HTTP enough to reach the application (a malformed
+``Content-Length``, a bad header line, bytes that are not HTTP at all) are answered by uvicorn's
+h11 protocol, before Starlette: ``python -m doudizhu_table.web`` runs it as
+:func:`http_protocol`, whose answer is the same JSON ``{"error": ...}`` with the
+:data:`SECURITY_HEADERS` and ``Connection: close``. Run under another server (``uvicorn
+doudizhu_table...`` with its default protocol, httptools), that layer answers its own short plain
+text (``Invalid HTTP request received.``), which this module cannot reach. A client that
+disconnects while it sends a body is logged in one line (``uvicorn.error``, warning), nothing changed.
 """
 
 from __future__ import annotations
 
 import collections
 import json
+import logging
 import os
 import secrets
 import threading
@@ -54,6 +67,8 @@ from .game import Ambiguous, WebGame, view_of
 MAX_BODY = 2_000_000
 #: Browser sessions kept (each with at most one game).
 MAX_SESSIONS = 256
+#: Of those, the most one client (an address) keeps: one client cannot take every place.
+MAX_GAMES_PER_CLIENT = 32
 #: A game used within this many seconds is never dropped to make room for another.
 KEEP_ACTIVE = 600.0
 #: Games one replay request may hold.
@@ -70,6 +85,8 @@ SECURITY_HEADERS = {
 }
 #: Methods that change something: checked for a foreign ``Origin``.
 STATE_CHANGING = ("POST", "PUT", "PATCH", "DELETE")
+#: Where the server's one-line warnings go (uvicorn's own log, as its other warnings).
+LOG = logging.getLogger("uvicorn.error")
 
 
 class RequestError(Exception):
@@ -90,16 +107,22 @@ def error_response(status: int, message: str, **extra):
 
 
 class Sessions:
-    """Browser session token -> its game, with the time it was last used.
+    """Browser session token -> its game, with the time it was last used and the client (address)
+    that made it.
 
     Beyond ``limit`` the least recently used game idle for ``keep`` seconds is dropped; when every
-    game is more recent, a new session is refused (503) rather than dropping a game in use.
+    game is more recent, a new session is refused (503) rather than dropping a game in use. A
+    client with ``per_client`` games already (a game put with no client counts for none) makes
+    room among its own: its least recently used idle game is dropped, and while all of them are
+    in use its new game is refused (429).
     """
 
-    def __init__(self, limit: int = MAX_SESSIONS, keep: float = KEEP_ACTIVE, clock=time.monotonic):
-        self.limit, self.keep, self.clock = limit, keep, clock
+    def __init__(self, limit: int = MAX_SESSIONS, keep: float = KEEP_ACTIVE, clock=time.monotonic,
+                 per_client: int = MAX_GAMES_PER_CLIENT):
+        self.limit, self.keep, self.clock, self.per_client = limit, keep, clock, per_client
         self.games: collections.OrderedDict[str, WebGame] = collections.OrderedDict()
         self.used: dict[str, float] = {}
+        self.client: dict[str, str | None] = {}
         self.lock = threading.Lock()
 
     def game(self, token: str | None, game_id: str) -> WebGame:
@@ -111,31 +134,48 @@ class Sessions:
             self._touch(token)
             return game
 
-    def check_room(self, token: str) -> None:
-        """:class:`RequestError` 503 when a game for ``token`` would need to drop a game in use."""
+    def check_room(self, token: str, client: str | None = None) -> None:
+        """:class:`RequestError` 429 when ``client`` has all its places in use, 503 when a game for
+        ``token`` would need to drop a game in use."""
         with self.lock:
-            self._make_room(token)
+            self._make_room(token, client)
 
-    def put(self, token: str, game: WebGame) -> None:
+    def put(self, token: str, game: WebGame, client: str | None = None) -> None:
         with self.lock:
-            self._make_room(token)
+            self._make_room(token, client)
             self.games[token] = game
+            self.client.setdefault(token, client)
             self._touch(token)
 
     def _touch(self, token: str) -> None:
         self.games.move_to_end(token)
         self.used[token] = self.clock()
 
-    def _make_room(self, token: str) -> None:
-        """Drop idle games (least recently used first) until one more fits; called with the lock."""
+    def _drop(self, token: str) -> None:
+        del self.games[token], self.used[token]
+        self.client.pop(token, None)
+
+    def _make_room(self, token: str, client: str | None = None) -> None:
+        """Drop idle games (least recently used first) until one more fits, the client's own first
+        when it has all its places; called with the lock."""
         if token in self.games:
             return
+        if client is not None:
+            mine = [t for t in self.games if self.client.get(t) == client]  # least recently used first
+            if len(mine) >= self.per_client:
+                idle = [t for t in mine if self.clock() - self.used[t] >= self.keep]
+                if not idle:
+                    raise RequestError(429, f"too many games from one client: {len(mine)} games of this "
+                                       f"address are in use, the most one client may keep is "
+                                       f"{self.per_client}; finish one, or try again in a few minutes",
+                                       limit=self.per_client)
+                self._drop(idle[0])
         while len(self.games) >= self.limit:
             oldest = next(iter(self.games))
             if self.clock() - self.used[oldest] < self.keep:
                 raise RequestError(503, f"the table is full: {len(self.games)} games in use; "
                                    "try again in a few minutes")
-            del self.games[oldest], self.used[oldest]
+            self._drop(oldest)
 
 
 # ----------------------------------------------------------------------------
@@ -212,16 +252,17 @@ class TableServer:
                                                                          models=self.models))
         self.sessions = Sessions()
 
-    def new_game(self, token: str, body: dict) -> dict:
-        """A new game for the session ``token`` (checked before any agent is built); its view."""
+    def new_game(self, token: str, body: dict, client: str | None = None) -> dict:
+        """A new game for the session ``token`` of ``client`` (an address; checked, with its room,
+        before any agent is built); its view."""
         specs, seat, seed = self._game_request(body)
-        self.sessions.check_room(token)
+        self.sessions.check_room(token, client)
         agents, names = {}, ["you"] * 3
         for k, spec in enumerate(specs, 1):
             other = (seat + k) % 3
             agents[other], names[other] = self.make_agent(spec, [seed, other]), spec
         game = WebGame(self.rules, seat, agents, names, seed, secrets.token_urlsafe(12))
-        self.sessions.put(token, game)
+        self.sessions.put(token, game, client)
         with game.lock:
             return view_of(game)
 
@@ -331,7 +372,8 @@ def _routes(server: TableServer, rules: Rules) -> list:
         return {"opponents": server.opponents, "rules": "with bidding" if rules.bidding else "fixed landlord"}
 
     async def new_game(request):
-        return await run_in_threadpool(server.new_game, request.state.token, await read_json(request))
+        client = request.client.host if request.client else None
+        return await run_in_threadpool(server.new_game, request.state.token, await read_json(request), client)
 
     async def get_game(request):
         return await run_in_threadpool(server.view, game_of(request))
@@ -418,16 +460,52 @@ class Guard:
 
 
 async def read_body(request, limit: int = MAX_BODY) -> bytes:
-    """The request body, refused (413) beyond ``limit`` bytes before it is all read."""
+    """The request body, refused (413) beyond ``limit`` bytes before it is all read. A client that
+    disconnects before it is all sent is one warning line in the log (and a 400 nobody receives)."""
+    from starlette.requests import ClientDisconnect
+
     declared = request.headers.get("content-length")
     if declared is not None and (not declared.isdigit() or int(declared) > limit):
         raise RequestError(413, f"the request body is over {limit:,} bytes; send less")
     body = bytearray()
-    async for chunk in request.stream():
-        body += chunk
-        if len(body) > limit:
-            raise RequestError(413, f"the request body is over {limit:,} bytes; send less")
+    try:
+        async for chunk in request.stream():
+            body += chunk
+            if len(body) > limit:
+                raise RequestError(413, f"the request body is over {limit:,} bytes; send less")
+    except ClientDisconnect:
+        who = request.client.host if request.client else "a client"
+        of = f" of {int(declared):,}" if declared else ""
+        LOG.warning("%s disconnected during %s %s after %s%s body bytes; nothing changed", who,
+                    request.method, request.url.path[:80], f"{len(body):,}", of)
+        raise RequestError(400, "the client disconnected before the body was all sent") from None
     return bytes(body)
+
+
+def http_protocol():
+    """uvicorn's h11 HTTP protocol, answering a request too malformed to reach the application
+    (a bad ``Content-Length``, header or request line) as the application answers its errors: a
+    400 ``{"error": ...}`` with the :data:`SECURITY_HEADERS`, then the connection closed
+    (``uvicorn.run(app, http=http_protocol())``). Where uvicorn no longer calls
+    ``send_400_response`` or it fails, uvicorn's own short plain-text 400 answers instead."""
+    import h11
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    class JSONErrorsH11Protocol(H11Protocol):
+        def send_400_response(self, msg: str) -> None:
+            body = json.dumps({"error": "malformed HTTP request: expected HTTP/1.1 with well-formed headers "
+                               "and a numeric Content-Length"}).encode()
+            headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+                       (b"connection", b"close"),
+                       *((k.encode(), v.encode()) for k, v in SECURITY_HEADERS.items())]
+            try:
+                head = self.conn.send(h11.Response(status_code=400, headers=headers, reason=b"Bad Request"))
+            except h11.LocalProtocolError:  # h11 cannot answer in this state: uvicorn's plain answer
+                return super().send_400_response(msg)
+            self.transport.write((head or b"") + body)
+            self.transport.close()
+
+    return JSONErrorsH11Protocol
 
 
 async def read_json(request) -> dict:
