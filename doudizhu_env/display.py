@@ -1,8 +1,10 @@
 """Text pieces of a table for people: suited cards, colour, last moves, how a score was made.
 
-Shared by the terminal table (:mod:`doudizhu_table.terminal`) and the replay printer
-(:mod:`doudizhu_table.replay`). Everything reads an engine state; nothing here
-changes one. Suits are for display only: a play takes cards of the right
+Shared by everything that shows a hand to people: the environments' text rendering
+(:mod:`doudizhu_env.render`), the terminal table (:mod:`doudizhu_table.terminal`), the replay
+printer (:mod:`doudizhu_table.replay`), the table session (:mod:`doudizhu_table.session`) and
+the web table (:mod:`doudizhu_table.web.game`, :mod:`doudizhu_table.web.server`). Everything
+reads an engine state; nothing here changes one. Suits are for display only: a play takes cards of the right
 ranks from a hand, and the cards shown leaving are, per rank, the lowest
 suits (``S H C D``) the seat still holds.
 """

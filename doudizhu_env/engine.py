@@ -394,12 +394,16 @@ def sample_legal(state: State, rng: np.random.Generator) -> np.ndarray:
 class RandomPolicy:
     """The uniform random player: :func:`sample_legal` from its own generator, for a batch of games.
 
-    ``act(view)`` is a player's (see :mod:`doudizhu_env.driver`; ``agents.base.RandomAgent`` is
-    this class with seed 0 by default). It reads nothing but the acting seat's legal actions, so
-    it declares ``needs_view = False`` (drivers hand it their games as they are, without building
-    seat views) and ``legal_by_construction = True`` (its actions need no check); ``act_game``
-    draws its move in one :class:`doudizhu_env.game.Game`, exactly what ``act`` draws from that
-    game's state. The Gymnasium envs' default opponents are instances.
+    ``act(view)`` is a player's (see :mod:`doudizhu_env.driver`). It reads nothing but the acting
+    seat's legal actions, so it declares ``needs_view = False`` (drivers hand it their games as they
+    are, without building seat views) and ``legal_by_construction = True`` (its actions need no
+    check); ``act_game`` draws its move in one :class:`doudizhu_env.game.Game`, exactly what ``act``
+    draws from that game's state. The Gymnasium envs' default opponents are instances.
+
+    ``agents.base.RandomAgent`` draws the same moves as an agent (seed 0 by default), but is
+    driven as any agent is, since a subclass may read its view or change ``act``: it is given seat
+    views (``needs_view = True``), its actions are checked (``legal_by_construction = False``) and
+    it has no ``act_game``.
     """
 
     name = "random"

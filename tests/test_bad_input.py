@@ -1,6 +1,6 @@
 """Bad input to the rules core, the engine and the environments: one clear error, nothing changed.
 
-Each case is a wrong result that used to be accepted silently (issue 13): the
+Each case is a wrong result that used to be accepted silently: the
 error must name what was wrong and what was expected, and the state it was
 given must be left as it was.
 """
@@ -206,7 +206,7 @@ def test_gym_env_takes_integer_actions_only(action):
     assert game.state is before
 
 
-# -- second round (issue 23): engine, one-game path, environments, opponents --------------------
+# -- deals, seats, the one-game path, reward settings and what opponents return ------------------
 
 
 def test_a_deal_without_hole_cards_names_the_key():

@@ -1,4 +1,4 @@
-"""The judges' commands keep results and files safe, and no file hangs or exhausts the machine (issue 38).
+"""The judges' commands keep results and files safe, and no file hangs or exhausts the machine.
 
 Each case is a command a user typed that lost data, hung, exhausted memory or accepted a forged
 result: ``doudizhu_arena.tournament``, ``doudizhu_arena.sprt``, ``doudizhu_arena.evaluate``,

@@ -1,4 +1,4 @@
-"""Bad training options, checkpoints and command lines: one clear error, nothing written (issue 13)."""
+"""Bad training options, checkpoints and command lines: one clear error, nothing written."""
 
 from __future__ import annotations
 
@@ -324,7 +324,7 @@ def test_arena_benchmark_options_have_help(capsys):
         assert f"{option} {words}" in out, option
 
 
-# -- second round: bombs, huge values, sizes (issue 23) ------------------------------------------
+# -- hostile inputs: YAML bombs, huge values and sizes, damaged checkpoints and deals files ------
 
 _LAUGHS = "{a: &a [1,1,1,1,1,1,1,1,1], " + ", ".join(
     f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join(['*' + chr(97 + i)] * 9)}]" for i in range(8)) + "}"

@@ -245,7 +245,7 @@ def test_run_folder_problems_before_any_work(tmp_path, some_file, capsys):
     assert err.value.code == 2 and "exclusive" in capsys.readouterr().err
 
 
-# -- inputs: one check for every command (issue 38) ------------------------------------------------
+# -- inputs: one check for every command -----------------------------------------------------------
 
 
 def test_inputs_that_are_not_regular_files_are_named(tmp_path, some_file):

@@ -149,7 +149,8 @@ BAD = {
     "extra move": (lambda r: r["moves"].append([0, "pass"]), "already over"),
     "wrong scores": (lambda r: r["result"].update(scores=[0, 0, 0]), "do not give the recorded result"),
     "scores not ints": (lambda r: r["result"].update(scores=["1", 2, 3]), "'result' must be an object"),
-    # the second round (issue 23): impossible or lying records
+    # fields no game could have written: a bool or float version, too many redeals, wrong players, an escape
+    # after the end
     "version true": (lambda r: r.update(version=True), "unsupported record version True"),
     "version float": (lambda r: r.update(version=1.0), "unsupported record version 1.0"),
     "redeals too many": (lambda r: r.update(redeals=40000), r"'redeals' must be an int 0..100 \(the rules'"),
