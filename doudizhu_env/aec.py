@@ -140,7 +140,8 @@ class raw_env(AECEnv):  # noqa: N801  (PettingZoo's naming)
         self._num_actions = self.action_spaces[self.possible_agents[0]].n
         self._rng = np.random.default_rng()
         self.game: Game | None = None
-        self._infos_of = None  # the (phase, landlord) the infos were made for
+        self._infos_of: tuple | None = None  # the (phase, landlord) of the infos in self._infos
+        self._infos: dict = {}
 
     @property
     def state(self) -> engine.State | None:
@@ -194,11 +195,13 @@ class raw_env(AECEnv):  # noqa: N801  (PettingZoo's naming)
         """Agent selection and infos after a change of the game (infos change with the phase and roles)."""
         game = self.game
         self.agent_selection = self.possible_agents[game.to_act]
-        if self._infos_of == (game.phase, game.landlord):
-            return
-        self._infos_of = (game.phase, game.landlord)
-        self.infos = {a: seat_info(i, game.landlord, game.phase)
-                      for i, a in enumerate(self.possible_agents) if a in self.agents}
+        if self._infos_of != (game.phase, game.landlord):  # infos change with the phase and roles
+            self._infos_of = (game.phase, game.landlord)
+            self._infos = {a: seat_info(i, game.landlord, game.phase)
+                           for i, a in enumerate(self.possible_agents) if a in self.agents}
+        # handed out as fresh copies at every step: a caller's edits of infos[agent] (or of the dict
+        # itself) end with the step they were made in
+        self.infos = {a: info.copy() for a, info in self._infos.items()}
 
     def observe(self, agent):
         seat = self.agent_name_mapping[agent]
