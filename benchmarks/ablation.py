@@ -29,8 +29,17 @@ import time
 
 from agents.checkpoint import load_model, read_checkpoint
 from agents.policy import policy_agent
-from benchmarks import check_outputs, write_json
+from benchmarks import write_json
 from doudizhu_arena.evaluation import evaluate_against
+from doudizhu_arena.options import (
+    check_count,
+    check_deals,
+    check_outputs_and_agents,
+    check_positive,
+    command_errors,
+)
+from doudizhu_env.checks import MAX_SEED, check_seed
+from doudizhu_env.files import check_folder
 from train.config import load_config
 from train.run import train
 
@@ -153,8 +162,39 @@ def format_rows(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+#: The most evaluation deals per mode (every deal is made before the first game).
+MAX_DEALS = 1_000_000
+
+
+def check_args(args) -> None:
+    """Every option, output and variant's config before the first variant trains (one-line
+    ``ValueError``s): a variant that cannot run fails now, not after the hours of those before it."""
+    check_positive(args.minutes, "--minutes")
+    check_count(args.frames, "--frames", 0)
+    check_deals(args.deals, low=2, high=MAX_DEALS)  # the intervals need two deals
+    check_count(args.actors, "--actors", 0)
+    check_count(args.eval_workers, "--eval-workers")
+    check_seed(args.seed, "--seed")
+    if args.seed > MAX_SEED - 1000:  # the evaluation's deals are seeded seed + 1000
+        raise ValueError(f"--seed must be at most {MAX_SEED - 1000} (the evaluation uses seed + 1000), "
+                         f"got {args.seed}")
+    check_folder(args.out_dir, "--out-dir")
+    runs = [os.path.abspath(os.path.join(args.out_dir, f"ablation-{name}")) for name in args.variants]
+    if args.json and any(os.path.abspath(args.json).startswith(run + os.sep) for run in runs):
+        raise ValueError(f"--json: cannot write {args.json!r}: it is inside a variant's run folder, which "
+                         "the variant's training replaces; expected a file outside them")
+    for name in args.variants:
+        load_config(DEFAULT_CONFIG, {"run_name": f"ablation-{name}", "out_dir": args.out_dir,
+                                     "seed": args.seed, "num_actors": args.actors,
+                                     "total_frames": args.frames,
+                                     "max_minutes": 0 if args.frames else args.minutes, "eval_deals": 0,
+                                     **VARIANTS[name]})
+    check_outputs_and_agents({"--json": args.json}, ["rule"], [None], inputs=[DEFAULT_CONFIG])
+
+
 def main(argv=None) -> list[dict]:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.ablation",
+                                     description=__doc__.splitlines()[0])
     parser.add_argument("--variants", nargs="+", default=list(DEFAULT_VARIANTS), choices=list(VARIANTS))
     parser.add_argument("--minutes", type=float, default=6.0, help="training minutes per variant")
     parser.add_argument("--frames", type=int, default=0,
@@ -169,7 +209,8 @@ def main(argv=None) -> list[dict]:
     parser.add_argument("--out-dir", default="runs", help="where the variants' runs go")
     parser.add_argument("--json", help="write the rows as JSON")
     args = parser.parse_args(argv)
-    check_outputs(parser, {"--json": args.json})
+    with command_errors(parser):
+        check_args(args)
     rows = []
     for name in args.variants:
         print(f"== variant {name}: {VARIANTS[name] or 'the default config'}", flush=True)

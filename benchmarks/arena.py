@@ -19,9 +19,11 @@ from __future__ import annotations
 import argparse
 import time
 
-from benchmarks import check_outputs, write_json
+from benchmarks import write_json
 from doudizhu_arena.arena import MODES as ARENA_MODES
-from doudizhu_arena.arena import mode_rules, one_thread, run_arena
+from doudizhu_arena.arena import mode_rules, run_arena
+from doudizhu_arena.options import check_count, check_deals, check_outputs_and_agents, command_errors
+from doudizhu_env.checks import check_seed
 
 STUDIES = [("rule", "random"), ("rule", "rlcard")]
 MODES = {mode: mode_rules(mode) for mode in ARENA_MODES}
@@ -67,8 +69,14 @@ def main(argv=None) -> None:
     p.add_argument("--throughput-deals", type=int, default=1000,
                    help="deals per throughput measurement (default 1000)")
     args = p.parse_args(argv)
-    check_outputs(p, {"--out": args.out})
-    one_thread()
+    with command_errors(p):  # every option, output and agent before the first game
+        check_deals(args.games, "--games", low=2)  # the intervals need two deals
+        check_deals(args.throughput_deals, "--throughput-deals")
+        check_count(args.workers, "--workers")
+        check_seed(args.seed, "--seed")
+        rlcard = [] if args.skip_rlcard or args.throughput_only else ["rlcard"]
+        specs = ["random", "rule", args.dmc, *rlcard]
+        check_outputs_and_agents({"--out": args.out}, specs, list(MODES.values()))
     results, rows = {}, []
     for a, b in [] if args.throughput_only else STUDIES:
         if b == "rlcard" and args.skip_rlcard:

@@ -42,8 +42,10 @@ from agents.base import Agent
 from agents.dmc import DMCAgent, network_of
 from agents.registry import make_agent
 from doudizhu_arena.arena import mean_ci
+from doudizhu_arena.options import check_count, check_outputs_and_agents, command_errors
 from doudizhu_env import engine
 from doudizhu_env.actions import DOUBLE, NO_DOUBLE, SPECIAL_NAMES
+from doudizhu_env.checks import check_seed
 from doudizhu_env.driver import drive, play_out
 from doudizhu_env.engine import ROLE_NAMES, role_of
 from doudizhu_env.observation import seat_view
@@ -51,7 +53,10 @@ from doudizhu_env.rewards import OBJECTIVES
 from doudizhu_env.rules import Rules
 from train.buffer import objective_targets
 
-from . import check_outputs, write_json
+from . import write_json
+
+#: The most deals of one analysis (they are played at once, as one batch of games).
+MAX_DEALS = 100_000
 
 
 def agent_seats(num_games: int, count: int) -> np.ndarray:
@@ -209,10 +214,10 @@ def format_summary(summary: dict) -> str:
 
 
 def main(argv=None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.bidding", description=__doc__.splitlines()[0])
     parser.add_argument("--agent", default="pretrained", help="a DMC agent spec (pretrained, dmc:PATH)")
     parser.add_argument("--opponent", default="rule")
-    parser.add_argument("--deals", type=int, default=4000)
+    parser.add_argument("--deals", type=int, default=4000, help=f"deals, 2 to {MAX_DEALS:,} (default 4000)")
     parser.add_argument("--rules", default="standard")
     parser.add_argument("--objective", default=None, choices=list(OBJECTIVES),
                         help="the targets' objective (default: the checkpoint's run's, else logadp)")
@@ -225,12 +230,15 @@ def main(argv=None) -> dict:
                              "points against an opponent landlord")
     parser.add_argument("--json", help="write the figures as JSON")
     args = parser.parse_args(argv)
-    check_outputs(parser, {"--json": args.json})
-    rules = Rules.preset(args.rules)
-    agent = make_agent(args.agent, rules=rules)
-    if not isinstance(agent, DMCAgent):
-        parser.error(f"--agent must be a DMC agent (pretrained, dmc:PATH), got {args.agent!r}")
-    opponent = make_agent(args.opponent, rules=rules, seed=args.seed)
+    with command_errors(parser):  # every option, output and agent before the first game
+        check_count(args.deals, "--deals", 2, MAX_DEALS, "the deals are played at once, as one batch")
+        check_seed(args.seed, "--seed")
+        rules = Rules.preset(args.rules)
+        check_outputs_and_agents({"--json": args.json}, [args.agent, args.opponent], [rules])
+        agent = make_agent(args.agent, rules=rules)
+        if not isinstance(agent, DMCAgent):
+            raise ValueError(f"--agent must be a DMC agent (pretrained, dmc:PATH), got {args.agent!r}")
+        opponent = make_agent(args.opponent, rules=rules, seed=args.seed)
     objective = args.objective or "logadp"
     rec = play_and_record(agent, opponent, args.deals, rules, args.seed)
     summary = summarize(rec, objective)

@@ -35,11 +35,14 @@ import tracemalloc
 
 import numpy as np
 
-from benchmarks import check_outputs, write_json
+from benchmarks import write_json
+from doudizhu_arena.options import check_count, check_outputs_and_agents, check_positive, command_errors
 from doudizhu_env import engine
 from doudizhu_env.game import Game
 
 BATCH_SIZES = (1, 64, 1024, 4096)
+#: The largest batch measured (its games are held in memory at once).
+MAX_BATCH = 1_000_000
 PEERS = ("openspiel_engine", "rlcard_engine", "douzero_engine")
 #: The single-game path's games/s over rlcard's raw engine's (both one game at a time, random play).
 TARGET_SINGLE_VS_RLCARD = 1.0
@@ -143,14 +146,19 @@ def measure_peer(name: str, seconds: float, seed: int) -> dict:
 
 
 def main(argv=None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.engine", description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=3.0, help="wall time per measurement")
     parser.add_argument("--repeats", type=int, default=3, help="runs per figure (the median is shown)")
     parser.add_argument("--batch", type=int, nargs="*", default=list(BATCH_SIZES))
     parser.add_argument("--no-peers", action="store_true", help="measure only this project's engine")
     parser.add_argument("--json", help="write the table as JSON to this path")
     args = parser.parse_args(argv)
-    check_outputs(parser, {"--json": args.json})
+    with command_errors(parser):  # every option and the output before the first measurement
+        check_positive(args.seconds, "--seconds")
+        check_count(args.repeats, "--repeats")
+        for b in args.batch:
+            check_count(b, "--batch", 1, MAX_BATCH, "the games of a batch are held at once")
+        check_outputs_and_agents({"--json": args.json})
 
     measurements, rows = {}, []
     for b in args.batch:

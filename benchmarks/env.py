@@ -43,8 +43,9 @@ import time
 
 import numpy as np
 
-from benchmarks import check_output, write_json
-from benchmarks.engine import interleaved, measure_peer
+from benchmarks import write_json
+from benchmarks.engine import MAX_BATCH, interleaved, measure_peer
+from doudizhu_arena.options import check_count, check_outputs_and_agents, check_positive, command_errors
 from doudizhu_env.gym_env import MASKS, DouDizhuEnv, DouDizhuVectorEnv, RandomPolicy
 from doudizhu_env.legal import sample_bits
 
@@ -203,7 +204,7 @@ def _print_one_game(result: dict) -> None:
 
 
 def main(argv=None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.env", description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=3.0, help="wall time per measurement")
     parser.add_argument("--repeats", type=int, default=3, help="runs per figure (the median is shown)")
     parser.add_argument("--batch", type=int, default=1024, help="games of the vector env")
@@ -212,7 +213,18 @@ def main(argv=None) -> dict:
     parser.add_argument("--no-peers", action="store_true", help="skip rlcard")
     parser.add_argument("--json", help="write the figures as JSON to this path")
     args = parser.parse_args(argv)
-    check_output(parser, args.json)
+    with command_errors(parser):  # every option and the output before the first measurement
+        check_positive(args.seconds, "--seconds")
+        check_count(args.repeats, "--repeats")
+        check_count(args.batch, "--batch", 1, MAX_BATCH, "the games of a batch are held at once")
+        try:
+            batches = [int(b) for b in args.mask_batches.split(",") if b.strip()]
+        except ValueError:
+            raise ValueError(f"--mask-batches must be comma-separated whole numbers, got "
+                             f"{args.mask_batches!r}") from None
+        for b in batches:
+            check_count(b, "--mask-batches", 1, MAX_BATCH, "the games of a batch are held at once")
+        check_outputs_and_agents({"--json": args.json})
     secs, reps = args.seconds, args.repeats
 
     result = {"workload": "random legal actions, full hands, standard rules", "cpu_count": os.cpu_count()}
@@ -228,7 +240,6 @@ def main(argv=None) -> dict:
     print(f"  vector env B={args.batch}:      {v['decisions_per_s']:>12,.0f} learner decisions/s "
           f"({v['decisions_per_s_env_only']:,.0f} in env.step alone; {v['all_seat_decisions_per_s']:,.0f} "
           f"decisions/s of all seats; {v['games_per_s']:,.0f} hands/s)", flush=True)
-    batches = [int(b) for b in args.mask_batches.split(",") if b.strip()]
     if batches:
         result["vector_masks"] = {}
         print("  vector env by mask form, learner decisions/s (in env.step alone):", flush=True)

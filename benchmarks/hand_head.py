@@ -26,14 +26,19 @@ import numpy as np
 
 from agents.dmc import HAND_CLASSES, NETWORKS, DMCAgent, network_of
 from agents.registry import make_agent
+from doudizhu_arena.options import check_count, check_outputs_and_agents, command_errors
 from doudizhu_env import engine
 from doudizhu_env.cards import NUM_RANKS
+from doudizhu_env.checks import check_seed
 from doudizhu_env.driver import drive
 from doudizhu_env.observation import observe
 from doudizhu_env.rules import Rules
 from train.actor import hidden_hands
 
-from . import check_output, write_json
+from . import write_json
+
+#: The most games played at once, and the most decisions per game (every decision's figures are kept).
+MAX_GAMES, MAX_STEPS = 100_000, 100_000
 
 _MAX = 40
 _COMB = np.array([[comb(a, b) for b in range(_MAX + 1)] for a in range(_MAX + 1)], dtype=np.float64)
@@ -93,7 +98,8 @@ def head_log_probs(model, obs: np.ndarray, pos: np.ndarray) -> np.ndarray:
 
 
 def main(argv=None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.hand_head",
+                                     description=__doc__.splitlines()[0])
     parser.add_argument("--agent", required=True, help="a DMC agent whose model has a hand head (dmc:PATH)")
     parser.add_argument("--games", type=int, default=256, help="games played at once")
     parser.add_argument("--steps", type=int, default=200, help="decisions per game")
@@ -101,11 +107,18 @@ def main(argv=None) -> dict:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", help="write the figures as JSON")
     args = parser.parse_args(argv)
-    check_output(parser, args.json)
-    agent = make_agent(args.agent, rules=Rules.preset("standard"))
-    if not isinstance(agent, DMCAgent) or not agent.model.cfg.hand_head:
-        parser.error(f"--agent must be a DMC agent whose model has a hand head (model.hand_head: true), "
-                     f"got {args.agent!r}")
+    with command_errors(parser):  # every option, output and the agent before the first game
+        check_count(args.games, "--games", 1, MAX_GAMES, "the games are played at once")
+        check_count(args.steps, "--steps", 1, MAX_STEPS, "every decision's figures are kept")
+        if not 0.0 <= args.epsilon <= 1.0:
+            raise ValueError(f"--epsilon must be a probability in 0..1, got {args.epsilon}")
+        check_seed(args.seed, "--seed")
+        rules = Rules.preset("standard")
+        check_outputs_and_agents({"--json": args.json}, [args.agent], [rules])
+        agent = make_agent(args.agent, rules=rules)
+        if not isinstance(agent, DMCAgent) or not agent.model.cfg.hand_head:
+            raise ValueError(f"--agent must be a DMC agent whose model has a hand head (model.hand_head: "
+                             f"true), got {args.agent!r}")
     rng = np.random.default_rng(args.seed)
     figures = cross_entropies(DMCAgent(agent.model, args.epsilon, rng), args.games, args.steps, rng)
     print(f"{figures['decisions']:,} card-play decisions: cross-entropy per rank of the hidden hands, "

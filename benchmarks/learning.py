@@ -29,9 +29,16 @@ import os
 import torch
 
 from agents.checkpoint import load_model, read_checkpoint
-from benchmarks import check_outputs, write_json, write_png
-from doudizhu_arena.arena import one_thread
+from benchmarks import write_json, write_png
 from doudizhu_arena.evaluation import evaluate_against
+from doudizhu_arena.options import (
+    check_count,
+    check_deals,
+    check_outputs_and_agents,
+    check_positive,
+    command_errors,
+)
+from doudizhu_env.checks import check_seed
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_CONFIG = os.path.join(ROOT, "configs", "default.yaml")
@@ -141,8 +148,34 @@ def train_run(run_dir: str, minutes: list[float], config: str = DEFAULT_CONFIG) 
     train(cfg)
 
 
+def run_files(run_dir: str) -> list[str]:
+    """The files of a run folder and of its ``checkpoints/`` (the inputs an output must not replace)."""
+    return [p for folder in (run_dir, os.path.join(run_dir, "checkpoints")) if os.path.isdir(folder)
+            for p in sorted(glob.glob(os.path.join(folder, "*"))) if os.path.isfile(p)]
+
+
+def check_args(args) -> None:
+    """Every option, output and opponent before any training or game (one-line ``ValueError``s)."""
+    for mark in args.minutes:
+        check_positive(mark, "--minutes")
+    check_deals(args.deals, low=2)  # the intervals need two deals
+    check_count(args.workers, "--workers")
+    check_seed(args.seed, "--seed")
+    if args.train:  # the run's own files are written there: no output among them
+        run = os.path.abspath(args.run)
+        for option in ("json", "plot"):
+            path = getattr(args, option)
+            if path and os.path.abspath(path).startswith(run + os.sep):
+                raise ValueError(f"--{option}: cannot write {path!r}: it is inside the --run folder that "
+                                 "--train writes; expected a file outside it")
+    inputs = [args.config] if args.train else []
+    check_outputs_and_agents({"--json": args.json, "--plot": args.plot}, args.opponents, [None],
+                             inputs=inputs + run_files(args.run))
+
+
 def main(argv=None) -> list[dict]:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.learning",
+                                     description=__doc__.splitlines()[0])
     parser.add_argument("--run", default="runs/learning", help="a train.run run folder with kept checkpoints")
     parser.add_argument("--train", action="store_true", help="train that run first (with --config)")
     parser.add_argument("--config", default=DEFAULT_CONFIG, help="the training config of --train")
@@ -156,7 +189,8 @@ def main(argv=None) -> list[dict]:
     parser.add_argument("--plot", help="write a PNG of ADP per role over minutes")
     parser.add_argument("--json", help="write the rows as JSON")
     args = parser.parse_args(argv)
-    check_outputs(parser, {"--json": args.json, "--plot": args.plot})
+    with command_errors(parser):
+        check_args(args)
     if args.train:
         from train.config import ConfigError
 
@@ -164,7 +198,6 @@ def main(argv=None) -> list[dict]:
             train_run(args.run, args.minutes, args.config)
         except ConfigError as err:
             parser.error(str(err))
-    one_thread()
     torch.set_num_threads(1)
     checkpoints = kept_checkpoints(args.run)
     rows = []

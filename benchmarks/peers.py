@@ -350,8 +350,9 @@ def _run_one_repeated(name: str, args: argparse.Namespace) -> list[dict]:
     return runs
 
 
-def _parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description="Measure the peer Dou Dizhu engines (random play).")
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.peers",
+                                     description="Measure the peer Dou Dizhu engines (random play).")
     parser.add_argument("--seconds", type=float, default=5.0, help="wall time per run (default 5)")
     parser.add_argument("--games", type=int, default=None, help="stop a run after this many games")
     parser.add_argument("--seed", type=int, default=0)
@@ -360,7 +361,54 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--python", help="run each measurement in this interpreter instead")
     parser.add_argument("--json", help="write all runs and medians to this file")
     parser.add_argument("--one", choices=sorted(MEASUREMENTS), help=argparse.SUPPRESS)
-    return parser.parse_args(argv)
+    return parser
+
+
+def _check_args(args: argparse.Namespace) -> str | None:
+    """What is wrong with the options (one line), or None. This file runs alone in the peers'
+    interpreter too, so it checks as :mod:`doudizhu_arena.options` does without importing it."""
+    if not (args.seconds > 0 and args.seconds < float("inf")):
+        return f"--seconds must be a finite number above 0, got {args.seconds}"
+    for option, value in (("--repeats", args.repeats), ("--games", args.games)):
+        if value is not None and value < 1:
+            return f"{option} must be at least 1, got {value}"
+    # the runs are seeded seed, seed + 1, ...: numpy's seeds end at 2**32 - 1 (--one: a single run)
+    top = 2**32 - (1 if args.one else args.repeats)
+    if not 0 <= args.seed <= top:
+        return (f"--seed must be an integer in 0..{top} (the runs use --seed + i for i < --repeats), "
+                f"got {args.seed}")
+    if args.json is not None:
+        folder = os.path.dirname(os.path.abspath(args.json))
+        if not args.json or os.path.isdir(args.json) or not os.path.isdir(folder):
+            return f"--json: cannot write {args.json!r}: expected a file path in an existing folder"
+        if args.python and os.path.exists(args.python) and os.path.realpath(args.json) == os.path.realpath(
+                args.python):
+            return f"--json: cannot write {args.json!r}: it is --python, an input of this command"
+    return None
+
+
+def _write_json(path: str, data) -> None:
+    """``data`` as strict JSON (non-finite numbers as null), written atomically."""
+    import math
+    import tempfile
+
+    def finite(x):
+        if isinstance(x, float):
+            return x if math.isfinite(x) else None
+        if isinstance(x, dict):
+            return {k: finite(v) for k, v in x.items()}
+        return [finite(v) for v in x] if isinstance(x, (list, tuple)) else x
+
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=os.path.dirname(os.path.abspath(path)))
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(json.dumps(finite(data), indent=2, allow_nan=False) + "\n")
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
 
 
 def _child_main(args: argparse.Namespace) -> int:
@@ -376,7 +424,11 @@ def _child_main(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Run every available peer ``--repeats`` times; print the medians as a table."""
-    args = _parse_args(argv)
+    parser = _parser()
+    args = parser.parse_args(argv)
+    problem = _check_args(args)
+    if problem:
+        parser.exit(2, f"{parser.prog}: error: {problem}\n")
     if args.one:
         return _child_main(args)
     report: dict = {"seconds": args.seconds, "games": args.games, "seed": args.seed, "results": {}}
@@ -389,7 +441,7 @@ def main(argv: list[str] | None = None) -> int:
         report["results"][name] = {"median": _median_summary(runs), "runs": runs}
     print(_format_table([r["median"] for r in report["results"].values()]))
     if args.json:
-        Path(args.json).write_text(json.dumps(report, indent=2) + "\n")
+        _write_json(args.json, report)
     return 0
 
 

@@ -28,14 +28,17 @@ for ``paired``).
 from __future__ import annotations
 
 import argparse
+import math
 import time
 
 from agents.checkpoint import read_checkpoint
 from agents.registry import PRETRAINED
-from benchmarks import check_outputs, write_json
-from doudizhu_arena.arena import REPORT_ROLES, one_thread
+from benchmarks import write_json
+from doudizhu_arena.arena import REPORT_ROLES, mode_rules
 from doudizhu_arena.evaluation import evaluate_against, paired_with_reference
-from doudizhu_arena.tournament import landlord_and_farmers
+from doudizhu_arena.options import check_count, check_deals, check_outputs_and_agents, command_errors
+from doudizhu_arena.tournament import MAX_DEALS, check_agent_names, landlord_and_farmers
+from doudizhu_env.checks import check_seed
 from doudizhu_env.rules import Rules
 
 #: (role, suffix of its figures in :func:`doudizhu_arena.evaluation.evaluate_against`'s output)
@@ -49,9 +52,9 @@ def format_rows(results: dict) -> str:
         opponent, mode = match.split("/")
         for role, suffix in ROLES:
             if f"wp{suffix}" in f:
-                lines.append(f"| {opponent} | {mode.replace('_', ' ')} | {role} | "
-                             f"{f['wp' + suffix]:.3f} ± {f['wp' + suffix + '_ci']:.3f} | "
-                             f"{f['adp' + suffix]:+.3f} ± {f['adp' + suffix + '_ci']:.3f} |")
+                wp = _ci({"mean": f["wp" + suffix], "ci": f["wp" + suffix + "_ci"]})
+                adp = _ci({"mean": f["adp" + suffix], "ci": f["adp" + suffix + "_ci"]}, sign="+")
+                lines.append(f"| {opponent} | {mode.replace('_', ' ')} | {role} | {wp} | {adp} |")
     for match, f in results.items():
         if "landlord_share" in f:
             lines.append(f"\nWith bidding against {match.split('/')[0]}: landlord in "
@@ -61,7 +64,13 @@ def format_rows(results: dict) -> str:
 
 
 def _ci(figure: dict, digits: int = 3, sign: str = "") -> str:
-    return f"{figure['mean']:{sign}.{digits}f} ± {figure['ci']:.{digits}f}"
+    """``mean ± ci``; a mean over no games or an interval over one deal is said in words, not ``nan``."""
+    mean, ci = figure.get("mean"), figure.get("ci")
+    if mean is None or not math.isfinite(mean):
+        return "no games in this role"
+    if ci is None or not math.isfinite(ci):
+        return f"{mean:{sign}.{digits}f} (one deal: no interval)"
+    return f"{mean:{sign}.{digits}f} ± {ci:.{digits}f}"
 
 
 def format_douzero(results: dict) -> str:
@@ -126,8 +135,10 @@ def run_paired(args) -> dict:
 PARTS = ("one_seat", "douzero", "paired")
 
 
-def main(argv=None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def build_parser() -> argparse.ArgumentParser:
+    """The command-line options."""
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.pretrained",
+                                     description=__doc__.splitlines()[0])
     parser.add_argument("--agent", default="pretrained", help="agent spec (default: the shipped agent)")
     parser.add_argument("--opponents", nargs="+", default=["random", "rule", "rlcard"],
                         help="one_seat: the baselines (default: random rule rlcard)")
@@ -136,15 +147,45 @@ def main(argv=None) -> dict:
     parser.add_argument("--reference", default="rule", help="paired: the reference agent (default: rule)")
     parser.add_argument("--parts", nargs="+", choices=PARTS, default=list(PARTS),
                         help="which parts to run (default: all three)")
-    parser.add_argument("--deals", type=int, default=10_000)
-    parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--seed", type=int, default=2026)
-    parser.add_argument("--json", help="write the figures to this JSON file")
+    parser.add_argument("--deals", type=int, default=10_000,
+                        help=f"deals of each part, 2 to {MAX_DEALS:,} (default 10000)")
+    parser.add_argument("--workers", type=int, default=2, help="processes (default 2)")
+    parser.add_argument("--seed", type=int, default=2026, help="seed of the deals, 0..2**63-1 (default 2026)")
+    parser.add_argument("--json", help="write the figures to this JSON file (replaced if it exists; never "
+                        "a file an agent spec names)")
+    return parser
+
+
+def check_args(args) -> None:
+    """Every option, output and agent of every part checked before the first game of any part:
+    one-line ``ValueError``s naming the option or the agent."""
+    check_deals(args.deals, low=2, high=MAX_DEALS)  # the intervals need two deals
+    check_count(args.workers, "--workers")
+    check_seed(args.seed, "--seed")
+    specs, modes = [args.agent], set()
+    if "one_seat" in args.parts:
+        specs += args.opponents
+        modes |= {"bidding", "fixed_landlord"}
+    if "douzero" in args.parts:
+        for opponent in args.douzero_opponents:
+            try:
+                check_agent_names([args.agent, opponent])
+            except ValueError:
+                raise ValueError(f"--douzero-opponents: {opponent!r} is the --agent itself; DouZero's "
+                                 "protocol plays the agent against another agent") from None
+        specs += args.douzero_opponents
+        modes.add("fixed_landlord")
+    if "paired" in args.parts:
+        specs.append(args.reference)
+        modes.add("bidding")
+    check_outputs_and_agents({"--json": args.json}, specs, [mode_rules(m) for m in sorted(modes)])
+
+
+def main(argv=None) -> dict:
+    parser = build_parser()
     args = parser.parse_args(argv)
-    check_outputs(parser, {"--json": args.json})
-    if args.deals < 2:
-        parser.error(f"--deals must be at least 2 (the intervals need two deals), got {args.deals}")
-    one_thread()
+    with command_errors(parser):
+        check_args(args)
     out: dict = {"agent": args.agent, "deals": args.deals, "seed": args.seed, "workers": args.workers}
     if "one_seat" in args.parts:
         out["results"], out["timing"] = run_one_seat(args)

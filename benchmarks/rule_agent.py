@@ -31,12 +31,17 @@ from pathlib import Path
 import numpy as np
 
 from agents.rule import RuleAgent, clear_caches
-from benchmarks import check_output, write_json
+from benchmarks import write_json
+from benchmarks.engine import MAX_BATCH
+from doudizhu_arena.options import check_count, check_outputs_and_agents, command_errors
 from doudizhu_env import engine
+from doudizhu_env.checks import check_seed
 from doudizhu_env.driver import drive
 from doudizhu_env.observation import seat_view
 
 BATCH_SIZES = (1, 64, 1024)
+#: The most games the positions come from (every decision's view of them is kept until the draw).
+MAX_GAMES = 20_000
 
 
 def _load_reference():
@@ -137,7 +142,14 @@ def main(argv=None) -> dict:
     parser.add_argument("--seed", type=int, default=0, help="seed of the games (default 0)")
     parser.add_argument("--json", help="write the table as JSON to this path")
     args = parser.parse_args(argv)
-    check_output(parser, args.json)
+    with command_errors(parser):  # every option and the output before the first measurement
+        check_count(args.games, "--games", 1, MAX_GAMES, "every decision's view of the games is kept")
+        check_count(args.positions, "--positions", 1, MAX_BATCH, "the positions are held at once")
+        for b in args.batch:
+            check_count(b, "--batch", 1, MAX_BATCH, "the positions of a batch are held at once")
+        check_count(args.repeats, "--repeats")
+        check_seed(args.seed, "--seed")
+        check_outputs_and_agents({"--json": args.json})
 
     pool = positions(args.games, args.positions, args.seed)
     play_share = float(np.mean(pool.phase == engine.PLAY))

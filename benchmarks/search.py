@@ -25,10 +25,12 @@ import numpy as np
 
 from agents.registry import make_agent
 from agents.rule import RuleAgent
-from benchmarks import check_output, write_json, write_png
-from doudizhu_arena.arena import REPORT_ROLES, one_thread, run_arena
+from benchmarks import write_json, write_png
+from doudizhu_arena.arena import REPORT_ROLES, run_arena
+from doudizhu_arena.options import check_count, check_deals, check_outputs_and_agents, command_errors
 from doudizhu_env import engine
 from doudizhu_env.actions import action_table
+from doudizhu_env.checks import MAX_SEED, check_seed
 from doudizhu_env.driver import drive
 from doudizhu_env.engine import PLAY, ROLE_NAMES
 from doudizhu_env.observation import seat_view
@@ -151,12 +153,27 @@ def plot(rows: list[dict], path: str, title: str) -> None:
     plt.close(fig)
 
 
-def _merge(args) -> dict:
-    """The rows of earlier runs as one table, JSON and plot."""
+def read_runs(paths: list[str]) -> list[dict]:
+    """The figures of earlier ``--json`` files, or a one-line ``ValueError`` naming the file."""
+    from doudizhu_env.files import check_input
+
     runs = []
-    for path in args.merge:
-        with open(path) as f:
-            runs.append(json.load(f))
+    for path in paths:
+        try:
+            check_input(path, "--merge", max_bytes=100_000_000)
+            with open(path) as f:
+                run = json.load(f)
+            if not (isinstance(run, dict) and isinstance(run.get("rows"), list)
+                    and all(k in run for k in ("base", "opponent", "bidding"))):
+                raise ValueError("it holds no rows of benchmarks.search")
+        except (OSError, ValueError, RecursionError) as err:
+            raise ValueError(f"--merge {path!r} is not a --json file of benchmarks.search: {err}") from None
+        runs.append(run)
+    return runs
+
+
+def _merge(args, runs: list[dict]) -> dict:
+    """The rows of earlier runs as one table, JSON and plot."""
     out = {**runs[0], "rows": [row for run in runs for row in run["rows"]]}
     print(format_rows(out["rows"]))
     if args.json:
@@ -167,8 +184,32 @@ def _merge(args) -> dict:
     return out
 
 
+#: The most positions timed per budget (each kept as a one-game state).
+MAX_POSITIONS = 100_000
+
+
+def check_args(args) -> Rules:
+    """Every option, output and agent (each budget's search agent included) before the first game;
+    the rules of the matches."""
+    inputs = list(args.merge or [])
+    if args.merge:
+        check_outputs_and_agents({"--json": args.json, "--plot": args.plot}, inputs=inputs)
+        return Rules.preset("standard")
+    check_deals(args.deals, low=2)  # the intervals need two deals
+    check_count(args.positions, "--positions", 1, MAX_POSITIONS, "each is kept as a one-game state")
+    check_count(args.workers, "--workers")
+    check_seed(args.seed, "--seed")
+    if args.seed == MAX_SEED:  # the timed positions are seeded seed + 1
+        raise ValueError(f"--seed must be at most {MAX_SEED - 1} (the timed positions use seed + 1)")
+    rules = Rules.preset(args.rules)
+    rules = rules if args.bidding else dataclasses.replace(rules, bidding=False)
+    specs = [spec_of(args.base, b, i, args.rollout) for b in args.budgets for i in args.inference]
+    check_outputs_and_agents({"--json": args.json, "--plot": args.plot}, [*specs, args.opponent], [rules])
+    return rules
+
+
 def main(argv=None) -> dict:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="python -m benchmarks.search", description=__doc__.splitlines()[0])
     p.add_argument("--base", default="rule", help="base agent spec (default rule)")
     p.add_argument("--rollout", help="rollout agent spec (default: the base)")
     p.add_argument("--opponent", default="rule")
@@ -187,13 +228,11 @@ def main(argv=None) -> dict:
     p.add_argument("--merge", nargs="+", metavar="JSON", help="play nothing: the rows of these earlier "
                    "--json files, as one table (and --json / --plot)")
     args = p.parse_args(argv)
-    check_output(p, args.json)
-    check_output(p, args.plot)
+    with command_errors(p):
+        rules = check_args(args)
+        runs = read_runs(args.merge) if args.merge else []
     if args.merge:
-        return _merge(args)
-    one_thread()
-    rules = Rules.preset(args.rules)
-    rules = rules if args.bidding else dataclasses.replace(rules, bidding=False)
+        return _merge(args, runs)
     positions = decision_positions(rules, args.positions, args.seed + 1)
     rows = []
     for budget in args.budgets:

@@ -60,7 +60,8 @@ import tempfile
 import textwrap
 import time
 
-from benchmarks import check_outputs, write_json
+from benchmarks import write_json
+from doudizhu_arena.options import check_count, check_outputs_and_agents, check_positive, command_errors
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PEERS_PYTHON = os.path.join(ROOT, ".venv-peers", "bin", "python")
@@ -349,7 +350,7 @@ def _fmt(value) -> str:
 
 def build_parser() -> argparse.ArgumentParser:
     """The command-line options."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.training", description=__doc__.split("\n")[0])
     parser.add_argument("--seconds", type=float, default=60.0, help="wall time of each run")
     parser.add_argument("--repeats", type=int, default=1, help="runs of each row (medians are reported)")
     parser.add_argument("--actors", type=int, nargs="+", default=[1, 2], help="actor process counts")
@@ -372,10 +373,28 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def check_args(args) -> None:
+    """Every option, the config and the output before the first run (one-line ``ValueError``s)."""
+    from train.config import load_config
+
+    check_positive(args.seconds, "--seconds")
+    check_count(args.repeats, "--repeats")
+    for actors in args.actors:
+        check_count(actors, "--actors")
+    check_count(args.douzero_threads, "--douzero-threads", 0)
+    check_count(args.batch_size, "--batch-size")
+    check_count(args.cores, "--cores")
+    for machines in args.machines:
+        check_count(machines, "--machines")
+    load_config(args.config)  # a config that cannot run fails now, not after the runs before it
+    check_outputs_and_agents({"--json": args.json}, inputs=[args.config])
+
+
 def main(argv=None) -> dict:
     parser = build_parser()
     args = parser.parse_args(argv)
-    check_outputs(parser, {"--json": args.json})
+    with command_errors(parser):
+        check_args(args)
     result = measure_rates(args) if args.rates else measure_runs(args)
     if args.json:
         write_json(args.json, result)

@@ -36,9 +36,15 @@ import sys
 import threading
 import time
 
-from benchmarks import check_output, write_json
+from benchmarks import write_json
+from doudizhu_arena.options import check_count, check_outputs_and_agents, command_errors
+from doudizhu_table.web.server import MAX_GAMES_PER_CLIENT
 
 SPECS = ("pretrained", "rule", "search:rule")
+#: Clients at once: all come from one address, which the server lets keep this many games.
+MAX_CLIENTS = MAX_GAMES_PER_CLIENT
+#: Hands per client.
+MAX_HANDS = 1000
 MAX_REQUESTS = 300  # of one hand: a game that never comes back to the person stops there
 
 
@@ -279,9 +285,14 @@ def main(argv=None) -> int:
     p.add_argument("--no-fresh", action="store_true", help="skip the seeded games against a fresh server")
     p.add_argument("--json", help="also write the report here")
     args = p.parse_args(argv)
-    if args.clients < 1 or args.hands < 1:
-        p.error("--clients and --hands must be at least 1")
-    check_output(p, args.json)
+    with command_errors(p):  # every option, the opponents and the output before the server starts
+        check_count(args.clients, "--clients", 1, MAX_CLIENTS,
+                    "they all come from one address, which the server lets keep that many games")
+        check_count(args.hands, "--hands", 1, MAX_HANDS)
+        if not os.path.isdir(os.path.join(args.source, "doudizhu_table")):
+            raise ValueError(f"--source {args.source!r} is not a checkout of this project (no doudizhu_table "
+                             "folder in it)")
+        check_outputs_and_agents({"--json": args.json}, args.opponents, [None])
     report = run(args.clients, args.hands, args.opponents, args.source, not args.no_fresh)
     print(json.dumps(report, indent=1))
     if args.json:

@@ -299,7 +299,9 @@ def test_model_card_benchmark_runs_each_part(tmp_path, capsys):
     protocol = figures["douzero_protocol"]["random"]
     assert protocol["landlord"]["wp"]["n"] == 6 and protocol["both"]["wp"]["mean"] > 0.5
     assert figures["paired"]["reference"] == "random" and figures["paired"]["bidding"]["all"]["n"] == 6
-    assert json.loads(out.read_text()) == json.loads(json.dumps(figures))
+    from benchmarks import finite
+
+    assert json.loads(out.read_text()) == finite(figures)  # an interval over one deal is null, not NaN
     only = main(["--agent", "rule", "--douzero-opponents", "random", "--deals", "4", "--workers", "1",
                  "--parts", "douzero"])
     assert set(only) == {"agent", "deals", "seed", "workers", "douzero_protocol"}
