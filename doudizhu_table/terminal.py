@@ -22,10 +22,12 @@ At a prompt, type:
 - a bid ``0``..``3`` (``0`` or ``pass``: no bid) and ``y`` / ``n`` to double;
 - ``quit`` or Ctrl-C to leave (asked again first), or end of input. Leaving in
   the middle of a hand is an escape: it scores -3 x stake for you and 0 for
-  the others (``docs/rules.md``).
+  the others (``docs/rules.md``). Ctrl-C while an agent thinks (a ``search:``
+  agent can take seconds) asks the same; staying asks the agent again.
 
 ``--record FILE`` appends every hand to a JSON Lines file of game records
-(``docs/records.md``), to replay with ``python -m doudizhu_table.replay FILE``.
+(``docs/records.md``), a hand you left included, to replay with
+``python -m doudizhu_table.replay FILE``.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ import argparse
 import secrets
 import sys
 from collections.abc import Callable
+from typing import NoReturn
 
 import numpy as np
 
@@ -360,23 +363,45 @@ class Table:
     # -- a hand --------------------------------------------------------------
 
     def play_hand(self, state: engine.State) -> engine.State:
-        """Play one hand to its end; on :class:`Quit` mid-hand the person escapes and it ends at once."""
+        """Play one hand to its end; on :class:`Quit` mid-hand the person escapes and it ends at once.
+
+        Ctrl-C while an agent thinks is Ctrl-C at a prompt: the person is asked whether to leave
+        the hand (a second Ctrl-C or the end of input: yes). Leaving is the escape of a prompt (the
+        hand ends, is scored and recorded); staying asks the agent again from the same position."""
         for agent in self.agents.values():
             agent.reset()
         self._opening(state)
         players = [_Person(self), *(self.agents[s] for s in range(3) if s != self.seat)]
         others = iter(range(1, 3))
         seat_player = np.array([[0 if s == self.seat else next(others) for s in range(3)]])
-        try:
-            for turn in drive(state, seat_player, players):
-                self.announce(turn.before, turn.after, int(turn.before.to_act[0]), int(turn.actions[0]))
-                state = turn.after
-        except Quit:
-            state = engine.escape(state, np.array([self.seat]))
-            self.finish(state)
-            raise Quit(state) from None
+        while True:
+            try:
+                for turn in drive(state, seat_player, players):
+                    self.announce(turn.before, turn.after, int(turn.before.to_act[0]), int(turn.actions[0]))
+                    state = turn.after
+                break
+            except KeyboardInterrupt:  # an agent was thinking (the person's prompts take their own)
+                seat = int(state.to_act[0])
+                thinking = seat != self.seat and not state.done[0]
+                who = self.seat_label(seat)
+                self.write("")
+                self.write(self.style(f"  interrupted{f' while {who} was thinking' if thinking else ''}",
+                                      "yellow"))
+                if self._really_leave():
+                    self._leave(state)
+                if thinking:
+                    self.write(f"  {who} thinks again")
+            except Quit:
+                self._leave(state)
         self.finish(state)
         return state
+
+    def _leave(self, state: engine.State) -> NoReturn:
+        """The person escapes the hand of ``state``: it ends at once, is shown, and :class:`Quit`
+        carries it to be scored and recorded."""
+        state = engine.escape(state, np.array([self.seat]))
+        self.finish(state)
+        raise Quit(state) from None
 
     def _opening(self, state: engine.State) -> None:
         for event in opening_events(state):
@@ -480,14 +505,18 @@ def make_opponents(specs: list[str], rules: Rules, seat: int, seed: int) -> tupl
 def main(argv=None) -> int:
     """Sit at the table; returns the exit status (0; 2 when the options cannot be used; 130 on
     Ctrl-C before the first hand)."""
+    progress = {"set_up": False}
     try:
-        return _main(argv)
+        return _main(argv, progress)
     except KeyboardInterrupt:
-        print("\ninterrupted before the table was set up", file=sys.stderr)
+        if progress["set_up"]:  # between prompts, outside a hand (a hand takes its own Ctrl-C)
+            print("\ninterrupted: you left the table", file=sys.stderr)
+        else:
+            print("\ninterrupted before the table was set up", file=sys.stderr)
         return 130
 
 
-def _main(argv=None) -> int:
+def _main(argv=None, progress: dict | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.hands < 1:
         print("error: --hands must be at least 1", file=sys.stderr)
@@ -510,6 +539,8 @@ def _main(argv=None) -> int:
     style = Style(sys.stdout.isatty() and not args.no_color, suits=signs_fit(sys.stdout))
     table = Table(rules, args.seat, agents, names, style, write=lambda line: print(line, flush=True),
                   auto_pass=not args.no_auto_pass)
+    if progress is not None:
+        progress["set_up"] = True
     print(style(f"Dou Dizhu, rules {rules_label(rules)}, seed {seed}: you are seat {args.seat}; "
                 f"type ? for your moves, help for the commands, quit to leave", "bold"))
     try:

@@ -426,3 +426,90 @@ def test_setup_errors_and_ctrl_c_at_start_are_one_line(monkeypatch, capsys):
     monkeypatch.setattr(terminal, "make_opponents", interrupted)
     assert terminal.main(["--opponents", "rule", "rule"]) == 130
     assert capsys.readouterr().err.strip() == "interrupted before the table was set up"
+
+
+# ----------------------------------------------------------------------------
+# Ctrl-C while an agent thinks: as at a prompt
+# ----------------------------------------------------------------------------
+
+
+class InterruptedOnce(NoBidder):
+    """NoBidder, whose first decision is cut short by Ctrl-C (a KeyboardInterrupt from its act, as
+    when the person presses Ctrl-C while a search: agent thinks)."""
+
+    def __init__(self):
+        super().__init__()
+        self.interrupted = False
+
+    def act(self, view):
+        if not self.interrupted:
+            self.interrupted = True
+            raise KeyboardInterrupt
+        return super().act(view)
+
+
+def _agent_bids_first(rules: Rules, seat: int = 0) -> int:
+    """A seed whose first hand (as play_session deals it) is opened by an agent, not by ``seat``."""
+    return next(s for s in range(100) if int(engine.reset(s, 1, rules).first_bidder[0]) != seat)
+
+
+def test_ctrl_c_while_an_agent_thinks_leaves_the_hand_and_records_it(monkeypatch, capsys, tmp_path):
+    """``doudizhu-play --record FILE``, Ctrl-C while an opponent thinks, ``y``: the hand is left as at
+    a prompt (-3 x stake), said so, and appended to the record; the command ends normally."""
+    rules = Rules.preset("standard")
+    seed = _agent_bids_first(rules)
+    agents = {1: InterruptedOnce(), 2: InterruptedOnce()}
+    monkeypatch.setattr(terminal, "make_opponents",
+                        lambda specs, rules, seat, seed: (agents, ["you", "search:rule", "search:rule"]))
+    monkeypatch.setattr(sys, "stdin", io.StringIO("y\n"))
+    path = tmp_path / "hands.jsonl"
+    code = terminal.main(["--opponents", "rule", "rule", "--seed", str(seed), "--no-color", "--hands", "2",
+                          "--record", str(path)])
+    out, err = capsys.readouterr()
+    assert code == 0 and err == ""
+    first = int(engine.reset(seed, 1, rules).first_bidder[0])
+    assert f"interrupted while seat {first} (search:rule) was thinking" in out
+    assert "leave this hand? it scores -3 x stake for you (y/n): " in out
+    assert "you left the hand: -3 x stake, the others score 0" in out
+    assert re.search(r"running total after 1 hand: you -\d+, seat 1 \(search:rule\) \+0", out)
+    assert out.rstrip().endswith("you left the table")
+    assert "before the table was set up" not in out + err
+    (rec,) = records.load_records(path)
+    assert rec["escaped"] == 0 and rec["result"]["scores"][0] < 0
+    assert rec["players"] == ["human", "search:rule", "search:rule"]
+    records.replay(rec)
+
+
+def test_ctrl_c_while_an_agent_thinks_and_staying_plays_the_hand_on(tmp_path):
+    """Answering ``n``: the agent thinks again from the same position and the hand goes on to its end
+    (here: nobody bids, the redeal limit ends it unscored), recorded as any finished hand."""
+    rules = Rules.preset("standard", redeal_limit=1)
+    seed = _agent_bids_first(rules)
+    first = int(engine.reset(seed, 1, rules).first_bidder[0])
+    agents = {first: InterruptedOnce(), 3 - first: NoBidder()}  # the first bidder is cut short
+    prompts, out = [], []
+
+    def read(prompt):
+        prompts.append(prompt)
+        return "n" if prompt.startswith("leave this hand?") else "0"
+    table = terminal.Table(rules, 0, agents, ["you", "a", "b"], Style(False), read=read, write=out.append)
+    path = tmp_path / "hands.jsonl"
+    totals = terminal.play_session(table, seed=seed, hands=1, record=str(path))
+    text = "\n".join(out)
+    assert f"interrupted while seat {first} ({'ab'[first - 1]}) was thinking" in text
+    assert f"seat {first} ({'ab'[first - 1]}) thinks again" in text
+    assert sum(p.startswith("leave this hand?") for p in prompts) == 1
+    assert "no score: nobody bid on 2 deals in a row" in text and totals == [0, 0, 0]
+    (rec,) = records.load_records(path)
+    assert rec["escaped"] is None and rec["result"]["truncated"]
+    records.replay(rec)
+
+
+def test_ctrl_c_outside_a_hand_after_set_up_is_not_before_set_up(monkeypatch, capsys):
+    """Ctrl-C after the table is set up but outside any prompt or agent (here: while the hand is
+    dealt) says the person left the table, not that the table was never set up."""
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(terminal.engine, "reset", interrupted)
+    assert terminal.main(["--opponents", "rule", "rule", "--no-color"]) == 130
+    assert capsys.readouterr().err.strip() == "interrupted: you left the table"
