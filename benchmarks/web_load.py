@@ -41,8 +41,11 @@ from doudizhu_arena.options import check_count, check_outputs_and_agents, comman
 from doudizhu_table.web.server import MAX_GAMES_PER_CLIENT
 
 SPECS = ("pretrained", "rule", "search:rule")
-#: Clients at once: all come from one address, which the server lets keep this many games.
-MAX_CLIENTS = MAX_GAMES_PER_CLIENT
+#: The seeded hands played after the clients', each a new session (:func:`seeded_games`).
+SEEDED = 6
+#: Clients at once: all come from one address, which the server lets keep MAX_GAMES_PER_CLIENT games
+#: in use, the seeded hands' included.
+MAX_CLIENTS = MAX_GAMES_PER_CLIENT - SEEDED
 #: Hands per client.
 MAX_HANDS = 1000
 MAX_REQUESTS = 300  # of one hand: a game that never comes back to the person stops there
@@ -194,7 +197,7 @@ def run_clients(port: int, clients: int, hands: int, specs=SPECS) -> Tally:
 def seeded_games(port: int, specs=SPECS) -> list[list[str] | None]:
     """A few seeded hands, one client at a time, no hints: their logs (to compare servers)."""
     out = []
-    for k, pair in enumerate([[a, b] for a in specs for b in specs][:6]):
+    for k, pair in enumerate([[a, b] for a in specs for b in specs][:SEEDED]):
         out.append(play_hand(port, Tally(), Client(port), pair, k % 3, 77 + k, race_hints=False))
     return out
 

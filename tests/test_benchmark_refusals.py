@@ -152,7 +152,7 @@ def test_model_card_benchmark_never_writes_its_report_over_the_agents_checkpoint
     ("training", ["--actors", "1", "0"], "--actors must be at least 1, got 0"),
     ("training", ["--config", "nosuch.yaml"], "nosuch.yaml"),
     ("web_load", ["--clients", "0"], "--clients must be at least 1, got 0"),
-    ("web_load", ["--clients", "1000"], "--clients must be at most 32 (they all come from one address"),
+    ("web_load", ["--clients", "1000"], "--clients must be at most 26 (they all come from one address"),
     ("web_load", ["--opponents", "rule", "nosuch", "--source", str(ROOT)], UNKNOWN),
     ("web_load", ["--source", "."], "--source '.' is not a checkout of this project"),
 ])
