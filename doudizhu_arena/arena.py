@@ -43,6 +43,7 @@ import numpy as np
 
 from agents.base import Agent
 from doudizhu_env import engine
+from doudizhu_env.checks import check_seed, is_int, short
 from doudizhu_env.driver import play_out
 from doudizhu_env.engine import ROLE_NAMES, Deal, role_of
 from doudizhu_env.files import atomic_write, check_input, check_output
@@ -379,7 +380,9 @@ def progress_bar(total: int, enabled: bool, desc: str = "arena"):
 
 
 def mean_ci(values: np.ndarray) -> dict:
-    """Mean and 95% normal-approximation interval of per-deal values."""
+    """Mean and 95% normal-approximation interval of per-deal values, with their number ``n``. The mean
+    of no values and the interval of one are NaN here (a float for code that computes with them);
+    :func:`report_json` writes them as null, :func:`format_estimate` as words."""
     values = np.asarray(values, dtype=np.float64)
     n = len(values)
     if n == 0:
@@ -387,6 +390,83 @@ def mean_ci(values: np.ndarray) -> dict:
     mean = float(values.mean())
     half = float(Z95 * values.std(ddof=1) / math.sqrt(n)) if n > 1 else math.nan
     return {"mean": mean, "ci": half, "low": mean - half, "high": mean + half, "n": n}
+
+
+#: The figures that have no value for too few samples, by the count beside them in a report's dict:
+#: count key -> ((figures, the largest count for which they have none), ...). ``n`` is
+#: :func:`mean_ci`'s count, ``seats`` an agent's seats in the bidding figures, ``replicates`` the
+#: bootstrap replicates of a tournament's rating.
+UNDEFINED_BY_COUNT = {"n": ((("mean",), 0), (("ci", "low", "high"), 1)),
+                      "seats": ((("landlord_share",), 0),),
+                      "replicates": ((("low", "high"), 0),)}
+
+
+def _nulls(value):
+    """``value`` with the NaN figures that :data:`UNDEFINED_BY_COUNT` allows as null (``None``); any
+    other value as it is."""
+    if isinstance(value, dict):
+        out = {k: _nulls(v) for k, v in value.items()}
+        for count_key, rules in UNDEFINED_BY_COUNT.items():
+            count = value.get(count_key)
+            if not is_int(count):
+                continue
+            for figures, most in rules:
+                for key in figures:
+                    x = out.get(key)
+                    if count <= most and isinstance(x, float) and math.isnan(x):
+                        out[key] = None
+        return out
+    if isinstance(value, list | tuple):
+        return [_nulls(v) for v in value]
+    return value
+
+
+def report_json(report, indent: int | None = 1) -> str:
+    """A judge's report (or result, or cache entry) as strict JSON: every judge writes its JSON files
+    through this one function.
+
+    A figure without a value (the mean of no games in a role, the interval of one deal, the range of no
+    bootstrap replicates) is ``null``, with its count beside it (``n``, ``seats``, ``replicates``;
+    :data:`UNDEFINED_BY_COUNT`). Any other non-finite number is a bug: it raises ``ValueError``
+    (``json.dumps(..., allow_nan=False)``) rather than writing ``NaN`` or ``Infinity``, which strict JSON
+    readers refuse.
+    """
+    return json.dumps(_nulls(report), indent=indent, allow_nan=False)
+
+
+def format_estimate(e: dict, digits: int = 3, sign: str = "+", pm: str = "±") -> str:
+    """One :func:`mean_ci` figure for people: ``+0.123 ± 0.045``; ``+0.500 (1 deal: no interval)``;
+    ``no games in this role`` where there is none (never ``nan``)."""
+    n, mean, ci = e.get("n", 0), e.get("mean"), e.get("ci")
+    if not n or mean is None or not math.isfinite(mean):
+        return "no games in this role"
+    text = f"{mean:{sign}.{digits}f}"
+    if ci is None or not math.isfinite(ci):
+        return f"{text} ({n} deal{'s' if n != 1 else ''}: no interval)"
+    return f"{text} {pm} {ci:.{digits}f}"
+
+
+def check_count(name: str, value, low: int = 1, high: int | None = None, why: str = "") -> int:
+    """``value`` if it is an integer (not a bool) in ``low..high``, else a one-line ``TypeError`` or
+    ``ValueError`` naming ``name`` (``why``: the reason for the lower bound, said with it)."""
+    span = f"at least {low:,}" if high is None else f"between {low:,} and {high:,}"
+    if not is_int(value):
+        raise TypeError(f"{name} must be an integer {span}{why}, got {short(value)}")
+    if value < low or (high is not None and value > high):
+        raise ValueError(f"{name} must be {span}{why}, got {short(value)}")
+    return int(value)
+
+
+def check_judge_args(num_deals, seed, workers, chunk_size, max_deals: int) -> None:
+    """The arguments shared by the judges that report intervals over deals
+    (:func:`doudizhu_arena.evaluation.paired_with_reference`,
+    :func:`doudizhu_arena.tournament.landlord_and_farmers`): ``num_deals`` 2..``max_deals`` (an interval
+    needs two deals), a seed, ``workers`` and ``chunk_size`` of at least 1, all integers and none a bool;
+    a one-line ``TypeError``/``ValueError`` naming the first that is not."""
+    check_count("num_deals", num_deals, 2, max_deals, " (a 95% interval over deals needs two deals or more)")
+    check_seed(seed)
+    check_count("workers", workers)
+    check_count("chunk_size", chunk_size)
 
 
 def _deal_means(deal: np.ndarray, value: np.ndarray, mask: np.ndarray, num_deals: int) -> np.ndarray:
@@ -447,9 +527,8 @@ def format_report(report: dict, agents: Sequence[str] | None = None) -> str:
             e = entry[role]
             if e["games"] == 0:
                 continue
-            wp, adp = e["wp"], e["adp"]
-            lines.append(f"{name:<24} {role:<14} {e['games']:>7}  {wp['mean']:.3f} +- {wp['ci']:.3f}  "
-                         f"{adp['mean']:+.3f} +- {adp['ci']:.3f}")
+            wp, adp = format_estimate(e["wp"], sign="", pm="+-"), format_estimate(e["adp"], pm="+-")
+            lines.append(f"{name:<24} {role:<14} {e['games']:>7}  {wp}  {adp}")
     for name in names:
         bidding = report["agents"][name].get("bidding", {})
         if bidding.get("turns"):

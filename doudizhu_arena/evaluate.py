@@ -34,17 +34,18 @@ seeds, so its "all" row is the report's ADP).
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 
 from agents.registry import check_specs, spec_files
 from doudizhu_arena.arena import (
     DUPLICATE_MODES,
+    format_estimate,
     format_report,
     load_deals,
     make_deals,
     one_thread,
+    report_json,
     run_arena,
     save_deals,
     seatings,
@@ -93,6 +94,9 @@ def check_paired(args) -> None:
                      (bool(args.deals), "--deals"), (args.backend != "local", f"--backend {args.backend}")):
         if bad:
             raise ValueError(f"--paired plays rotated shuffled deals on the local pool; expected no {why}")
+    if args.games is not None and args.games < 2:
+        raise ValueError(f"--paired needs --games 2 or more (its 95% intervals are over deals), got "
+                         f"{args.games}")
 
 
 def format_paired(paired: dict, agent: str, reference: str) -> str:
@@ -100,7 +104,7 @@ def format_paired(paired: dict, agent: str, reference: str) -> str:
     lines = [f"paired with {reference}: {agent}'s points minus {reference}'s in the same seat of the same "
              "deal (mean per deal, 95% interval)"]
     for name, row in paired.items():
-        lines.append(f"  {name:<9} {row['mean']:+.3f} ± {row['ci']:.3f}   ({row['pairs']:,} games)")
+        lines.append(f"  {name:<9} {format_estimate(row)}   ({row['pairs']:,} games)")
     return "\n".join(lines)
 
 
@@ -183,7 +187,7 @@ def main(argv=None) -> dict:
                                                  args.workers or 1, args.chunk_size)
         print(format_paired(report["paired"], args.landlord, args.farmers))
     if args.json:
-        atomic_write(args.json, json.dumps(report, indent=1))
+        atomic_write(args.json, report_json(report))
     return report
 
 

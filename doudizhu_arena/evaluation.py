@@ -22,6 +22,7 @@ from doudizhu_arena.arena import (
     MODES,
     REPORT_ROLES,
     ArenaConfig,
+    check_judge_args,
     chunk_jobs,
     format_report,
     make_deals,
@@ -30,9 +31,13 @@ from doudizhu_arena.arena import (
     play_chunks,
     run_arena,
 )
+from doudizhu_env.checks import short
 from doudizhu_env.rules import Rules
 
 AGENT = "dmc"
+#: The most deals one paired comparison plays (every deal is made before the first game).
+MAX_PAIRED_DEALS = 10_000_000
+
 
 
 def evaluate_against(agent: Agent | str, rules: Rules, opponents: list[str], num_deals: int, seed: int = 0,
@@ -94,7 +99,19 @@ def paired_with_reference(agent: str, reference: str, rules: Rules, num_deals: i
     keys: the same redeals). With bidding, roles come from each game's own bidding, so "farmer"
     compares the seats where both the agent and the reference became farmers: "as farmer better
     than the reference in the same seats on the same deals".
+
+    A role where no seat was paired (few deals, with bidding) has ``pairs`` 0 and a NaN mean, written
+    as null by :func:`doudizhu_arena.arena.report_json`. The arguments are checked before any game:
+    a one-line ``TypeError``/``ValueError`` naming the argument (``num_deals`` 2..10,000,000).
     """
+    check_judge_args(num_deals, seed, workers, chunk_size, max_deals=MAX_PAIRED_DEALS)
+    for name, spec in (("agent", agent), ("reference", reference)):
+        if not isinstance(spec, str) or not spec:
+            raise TypeError(f"{name} must be an agent spec, a non-empty string such as 'rule', got "
+                            f"{short(spec)}")
+    if not isinstance(rules, Rules):
+        raise TypeError(f"rules must be a doudizhu_env.rules.Rules (Rules.preset('standard')), got "
+                        f"{short(rules)}")
     deals = make_deals(seed, num_deals, rules, chunk_size)
     mine = _played(ArenaConfig((agent, reference, reference), rules, "rotate", seed, chunk_size,
                                names=sorted({agent, reference})), deals, workers)

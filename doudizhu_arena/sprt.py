@@ -45,7 +45,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import math
 import numbers
 import re
@@ -60,7 +59,16 @@ from doudizhu_env.checks import check_seed, is_int, short
 from doudizhu_env.files import atomic_write, check_outputs, echo
 from doudizhu_env.rules import Rules
 
-from .arena import ArenaConfig, chunk_deals, lead_values, mean_ci, one_thread, play_chunks
+from .arena import (
+    ArenaConfig,
+    chunk_deals,
+    format_estimate,
+    lead_values,
+    mean_ci,
+    one_thread,
+    play_chunks,
+    report_json,
+)
 from .cluster import ClusterUnreachable
 from .options import add_fixed_landlord, add_play_options, exit_error, prepare_backend
 from .ray_arena import chunk_pool
@@ -68,6 +76,9 @@ from .ray_arena import chunk_pool
 DECISIONS = ("H0", "H1", "inconclusive")
 #: The smallest variance used in the ratio (all-equal deals: identical deterministic agents).
 MIN_VARIANCE = 1e-12
+#: The largest hypothesis in absolute value (points per deal): a game's points are int32, so a mean
+#: beyond 2**31 cannot be tested, and larger ones make the log-likelihood ratio overflow.
+MAX_HYPOTHESIS = 2.0**31
 
 
 @dataclass(frozen=True)
@@ -85,9 +96,12 @@ class SPRTConfig:
             if not (_is_number(value) and 0.0 < value < 1.0):
                 raise ValueError(f"{name} must be a probability strictly between 0 and 1, got {short(value)}")
         for name in ("h0", "h1"):
-            if not (_is_number(getattr(self, name)) and math.isfinite(getattr(self, name))):
-                raise ValueError(f"{name} must be a finite number of points, "
-                                 f"got {short(getattr(self, name))}")
+            value = getattr(self, name)
+            if not (_is_number(value) and math.isfinite(value)):
+                raise ValueError(f"{name} must be a finite number of points, got {short(value)}")
+            if abs(value) > MAX_HYPOTHESIS:
+                raise ValueError(f"{name} must be a mean of points per deal within "
+                                 f"±{MAX_HYPOTHESIS:,.0f} (no game scores more), got {value:g}")
         if not self.h1 > self.h0:
             raise ValueError(f"h1 must be greater than h0 (H1: better by h1), got h0={self.h0}, h1={self.h1}")
         if not self.alpha + self.beta < 1.0:
@@ -114,7 +128,11 @@ def log_likelihood_ratio(n: int, mean: float, variance: float, h0: float, h1: fl
     """The normal model's log-likelihood ratio of H1 against H0 after ``n`` values."""
     if n == 0:
         return 0.0
-    return n * (h1 - h0) * (2.0 * mean - h0 - h1) / (2.0 * max(variance, MIN_VARIANCE))
+    llr = n * (h1 - h0) * (2.0 * mean - h0 - h1) / (2.0 * max(variance, MIN_VARIANCE))
+    if math.isnan(llr):  # never with hypotheses SPRTConfig takes and values a game can give
+        raise ValueError(f"the log-likelihood ratio is not a number (n={n}, mean={mean:g}, variance="
+                         f"{variance:g}, h0={h0:g}, h1={h1:g}); expected finite hypotheses and values")
+    return llr
 
 
 @dataclass
@@ -154,6 +172,8 @@ class SPRT:
     def update(self, values) -> str | None:
         """Add a batch of per-deal values; the decision after it."""
         values = np.asarray(values, dtype=np.float64).ravel()
+        if not np.isfinite(values).all():
+            raise ValueError(f"per-deal values must be finite points, got {short(values.tolist())}")
         self.n += len(values)
         self.total += float(values.sum())
         self.squares += float((values**2).sum())
@@ -184,9 +204,16 @@ class SPRTResult:
         e, c = self.estimate, self.config
         said = {"H1": f"better: H1 (+{c.h1:g}) accepted", "H0": f"not better: H0 ({c.h0:+g}) accepted",
                 "inconclusive": "no decision within the deals allowed"}[self.decision]
-        llr = f"{self.llr:+.2f}" if abs(self.llr) < 1e6 else "beyond the bounds (all deals gave one value)"
-        return (f"{said} after {self.deals:,} deals; estimate {e['mean']:+.3f} ± {e['ci']:.3f} points per "
-                f"deal (95%: [{e['low']:+.3f}, {e['high']:+.3f}]); LLR {llr}, bounds "
+        if abs(self.llr) < 1e6:
+            llr = f"{self.llr:+.2f}"
+        elif e.get("n", 0) <= 1 or e.get("ci") == 0.0:
+            llr = f"{self.llr:+.3g}, beyond the bounds (all deals gave one value)"
+        else:
+            llr = f"{self.llr:+.3g}, beyond the bounds"
+        ranged = e.get("n", 0) > 1 and math.isfinite(e["ci"])
+        interval = f" (95%: [{e['low']:+.3f}, {e['high']:+.3f}])" if ranged else ""
+        return (f"{said} after {self.deals:,} deals; estimate {format_estimate(e)} points per "
+                f"deal{interval}; LLR {llr}, bounds "
                 f"[{self.bounds[0]:+.2f}, {self.bounds[1]:+.2f}], alpha {c.alpha:g}, beta {c.beta:g}")
 
 
@@ -364,7 +391,7 @@ def main(argv=None) -> SPRTResult:
                          "keeps no partial results); run the same command again to start it over (same "
                          "seed, same deals)\n")
     if args.json:
-        atomic_write(args.json, json.dumps(result.to_dict(), indent=1))
+        atomic_write(args.json, report_json(result.to_dict()))
     echo(result.summary() + f" ({result.setup['seconds']:.0f}s)")
     if args.json:
         echo(f"written: {args.json}")

@@ -73,7 +73,10 @@ from doudizhu_env.files import (
 from .arena import (
     MODES,
     ArenaConfig,
+    check_count,
+    check_judge_args,
     chunk_jobs,
+    format_estimate,
     lead_values,
     make_deals,
     mean_ci,
@@ -81,6 +84,7 @@ from .arena import (
     one_thread,
     play_chunks,
     progress_bar,
+    report_json,
 )
 from .cluster import ClusterUnreachable
 from .options import add_play_options, exit_error, prepare_backend
@@ -226,7 +230,7 @@ class CellCache:
             return
         os.makedirs(self.folder, exist_ok=True)
         data = {"key": key, "figures": cell.figures(), "score": cell.score.tolist(), "win": cell.win.tolist()}
-        atomic_write(self.path(key), json.dumps(data))
+        atomic_write(self.path(key), report_json(data, indent=None))
 
 
 @dataclass
@@ -288,9 +292,9 @@ def check_agent_names(agents: Sequence[str]) -> list[str]:
 
 
 def check_deals_and_seed(num_deals: int, seed: int) -> None:
-    """ValueError unless ``num_deals`` per cell is in 1..MAX_DEALS and ``seed`` a valid seed."""
-    if not 1 <= num_deals <= MAX_DEALS:
-        raise ValueError(f"deals per cell must be between 1 and {MAX_DEALS:,}, got {num_deals}")
+    """ValueError unless ``num_deals`` per cell is an integer in 1..MAX_DEALS (not a bool) and ``seed``
+    a valid seed."""
+    check_count("deals per cell", num_deals, 1, MAX_DEALS)
     check_seed(seed)
 
 
@@ -309,6 +313,8 @@ def play_tournament(agents: Sequence[str], num_deals: int = 2000, modes: Sequenc
     for m in modes:
         mode_rules(m)
     check_deals_and_seed(num_deals, seed)
+    check_count("workers", workers)
+    check_count("chunk_size", chunk_size)
     if not (is_int(bootstrap) and 0 <= bootstrap <= MAX_BOOTSTRAP):
         raise ValueError(f"bootstrap must be an integer in 0..{MAX_BOOTSTRAP:,}, got {short(bootstrap)}")
     store = CellCache(cache)
@@ -351,9 +357,12 @@ def landlord_and_farmers(agent: str, opponent: str, num_deals: int = 2000, *, se
     :func:`~doudizhu_arena.arena.mean_ci` over deals: ``wp`` is the agent's side's share of games
     won (the farmers win together) and ``adp`` its points per seat (a farmer's points, half the
     landlord's loss); ``both`` averages the two games of each deal (DouZero's averaged WP).
+
+    The arguments are checked before any game: a one-line ``TypeError``/``ValueError`` naming the
+    argument (``num_deals`` 2..1,000,000: an interval needs two deals).
     """
     check_agent_names([agent, opponent])
-    check_deals_and_seed(num_deals, seed)
+    check_judge_args(num_deals, seed, workers, chunk_size, MAX_DEALS)
     mode, store = "fixed_landlord", CellCache(None)
     pairs = ((agent, opponent), (opponent, agent))
     todo = [store.key(mode, a, b, seed, num_deals, chunk_size) for a, b in pairs]
@@ -436,7 +445,8 @@ def fit_ratings(grid: list[list[Cell]], agents: Sequence[str], rng: np.random.Ge
         out[a] = {}
         for name, point, boot in (("adp", adp, boot_adp), ("elo", elo, boot_elo)):
             low, high = (np.percentile([b[i] for b in boot], [2.5, 97.5]) if boot else (math.nan, math.nan))
-            out[a][name] = {"rating": float(point[i]), "low": float(low), "high": float(high)}
+            out[a][name] = {"rating": float(point[i]), "low": float(low), "high": float(high),
+                            "replicates": bootstrap}
     return out
 
 
@@ -466,16 +476,28 @@ def format_table(report: dict, mode: str) -> str:
     w = max(14, min(22, max(len(a) for a in agents)))
     lines = [MODE_TITLES[mode], " " * w + "".join(f"{_short(b, 16):>18}" for b in agents)]
     for a in agents:
-        adp = "".join(f"{cells[a][b]['adp']['mean']:>+10.2f} ±{cells[a][b]['adp']['ci']:<6.2f}"
-                      for b in agents)
+        adp = "".join(f"{cells[a][b]['adp']['mean']:>+10.2f} ±{_ci(cells[a][b]['adp']):<6}" for b in agents)
         wp = "".join(f"{'WP ' + format(cells[a][b]['wp']['mean'], '.3f'):>18}" for b in agents)
         lines += [f"{_short(a, w):<{w}}{adp}", f"{'':<{w}}{wp}"]
     lines += ["", f"leaderboard ({mode}; ratings centred on the field, 95% bootstrap intervals):"]
     for rank, (a, r) in enumerate(leaderboard(report, mode), 1):
         lines.append(f"{rank:>3}. {_short(a, w):<{w}} ADP {r['adp']['rating']:+.3f} "
-                     f"[{r['adp']['low']:+.3f}, {r['adp']['high']:+.3f}]   "
-                     f"Elo {r['elo']['rating']:+6.0f} [{r['elo']['low']:+.0f}, {r['elo']['high']:+.0f}]")
+                     f"{_range(r['adp'], '+.3f')}   Elo {r['elo']['rating']:+6.0f} "
+                     f"{_range(r['elo'], '+.0f')}")
     return "\n".join(lines)
+
+
+def _ci(e: dict, digits: int = 2) -> str:
+    """A cell's half-interval, or ``n/a`` where one deal gives none."""
+    return f"{e['ci']:.{digits}f}" if e.get("ci") is not None and math.isfinite(e["ci"]) else "n/a"
+
+
+def _range(r: dict, fmt: str) -> str:
+    """A rating's bootstrap interval ``[low, high]``, or ``(no bootstrap)`` without replicates."""
+    low, high = r.get("low"), r.get("high")
+    if low is None or high is None or not (math.isfinite(low) and math.isfinite(high)):
+        return "(no bootstrap)"
+    return f"[{low:{fmt}}, {high:{fmt}}]"
 
 
 def format_markdown(report: dict) -> str:
@@ -487,14 +509,13 @@ def format_markdown(report: dict) -> str:
         out += [f"### {MODE_TITLES[mode][0].upper() + MODE_TITLES[mode][1:]}", "",
                 "| | " + " | ".join(f"`{b}`" for b in agents) + " |", "|---" * (len(agents) + 1) + "|"]
         for a in agents:
-            row = [f"{cells[a][b]['adp']['mean']:+.2f} ± {cells[a][b]['adp']['ci']:.2f} "
-                   f"(WP {cells[a][b]['wp']['mean']:.3f})" for b in agents]
+            row = [f"{format_estimate(cells[a][b]['adp'], 2)} (WP {cells[a][b]['wp']['mean']:.3f})"
+                   for b in agents]
             out.append(f"| `{a}` | " + " | ".join(row) + " |")
         out += ["", "| rank | agent | ADP rating (95%) | Elo (95%) |", "|---|---|---|---|"]
         for rank, (a, r) in enumerate(leaderboard(report, mode), 1):
-            out.append(f"| {rank} | `{a}` | {r['adp']['rating']:+.3f} [{r['adp']['low']:+.3f}, "
-                       f"{r['adp']['high']:+.3f}] | {r['elo']['rating']:+.0f} [{r['elo']['low']:+.0f}, "
-                       f"{r['elo']['high']:+.0f}] |")
+            out.append(f"| {rank} | `{a}` | {r['adp']['rating']:+.3f} {_range(r['adp'], '+.3f')} | "
+                       f"{r['elo']['rating']:+.0f} {_range(r['elo'], '+.0f')} |")
         out.append("")
     return "\n".join(out)
 
@@ -581,7 +602,7 @@ def check_args(args) -> None:
 def write_outputs(args, report: dict) -> list[str]:
     """The files asked for (written before anything is printed: a closed stdout loses none of them)."""
     written = []
-    for option, content in (("json", lambda: json.dumps(report, indent=1)),
+    for option, content in (("json", lambda: report_json(report)),
                             ("markdown", lambda: format_markdown(report)),
                             ("heatmap", lambda: heatmap_png(report))):
         if getattr(args, option):

@@ -92,7 +92,7 @@ def test_landlord_and_farmers_is_douzeros_pair_of_games():
     assert out["landlord"]["wp"]["mean"] > 0.8 and out["farmers"]["wp"]["mean"] > 0.8  # rule >> random
     with pytest.raises(ValueError, match="named twice"):
         landlord_and_farmers("rule", "rule", 10)
-    with pytest.raises(ValueError, match="between 1 and"):
+    with pytest.raises(ValueError, match="num_deals must be between 2 and"):
         landlord_and_farmers("rule", "random", 0)
 
 
