@@ -32,7 +32,9 @@ def test_ablation_by_frames_runs_end_to_end(tmp_path, capsys):
     for r in rows:
         fixed = r["rule/fixed_landlord"]
         assert {"adp_landlord", "adp_landlord_down", "adp_landlord_up"} <= set(fixed)
-    assert json.loads(out.read_text()) == json.loads(json.dumps(rows))
+    from benchmarks import finite
+
+    assert json.loads(out.read_text()) == finite(rows)  # an interval over one deal is null, not NaN
     table = capsys.readouterr().out
     assert "| rule_opponents | " in table and "landlord_down" in table
 
