@@ -4,7 +4,8 @@ Examples::
 
     python -m doudizhu_arena.tournament --agents random rlcard rule pretrained --deals 2000 --workers 2 \\
         --json t.json --markdown t.md --heatmap t.png
-    python -m doudizhu_arena.tournament --agents rule pretrained dmc:runs/x/checkpoint.pt --modes fixed
+    python -m doudizhu_arena.tournament --agents rule pretrained dmc:runs/x/checkpoint.pt \\
+        --modes fixed_landlord
 
 The table. A tournament over agents ``A1 .. AK`` plays one *cell* per ordered
 pair (row ``a``, column ``b``), diagonal included, in each mode:

@@ -287,10 +287,7 @@ EXAMPLES = all_examples()
 
 #: Examples known to fail, in files whose owners fix them: "path:line" -> why. Each is a strict xfail,
 #: so a fixed example fails here until its entry is removed; the list is meant to be empty.
-KNOWN_BAD: dict[str, str] = {
-    # the modes are 'fixed_landlord' and 'bidding': "--modes fixed" is refused (invalid choice)
-    "doudizhu_arena/tournament.py:7": "--modes fixed: invalid choice (the mode is fixed_landlord)",
-}
+KNOWN_BAD: dict[str, str] = {}
 
 
 def _param(example: Example):
