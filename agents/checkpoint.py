@@ -6,15 +6,19 @@ A checkpoint is a plain dict (tensors, numbers, strings, lists, dicts only)::
      "rules": Rules.to_dict(), "model_config": ModelConfig.to_dict(),
      "model": state_dict, "optimizer": state_dict or None,
      "frames": int, "updates": int, "train_config": dict,
-     "rng": {"torch": ByteTensor}, "digest": str,
-     "learner": "dmc" or "ppo"}
+     "rng": {"torch": ByteTensor}, "digest": str, "minutes": float,
+     "learner": "dmc" or "ppo", "score_kind": "q_values" or "logits"}
 
-``learner`` says how the weights were trained (:func:`learner_of`; files without it
-are DMC's): ``dmc`` weights are Q-values, ``ppo`` weights the logits of a policy
-(:mod:`agents.policy`). Both have the same networks and load the same way. A PPO
-training checkpoint also holds its critic (``critic``, a state dict, and
-``rng["shuffle"]``) for ``--resume``; :func:`load_model` never reads it, and
-:func:`export_weights` leaves it out.
+``learner`` names the learner that trained the weights (:func:`learner_of`;
+files without it are DMC's), and ``score_kind`` what their scores are
+(:data:`agents.dmc.SCORE_KINDS`; files without it: ``logits`` where the learner
+is ``ppo``, else ``q_values``), which decides the agent that plays them
+(:func:`agents.policy.policy_agent`). Every kind has the same networks and
+loads the same way. A learner adds what it needs to continue (the optimizer;
+PPO's critic, ``critic``, and ``rng["shuffle"]``) for ``--resume``;
+:func:`load_model` never reads it, and :func:`export_weights` leaves it out.
+A training run keeps its latest checkpoint as :data:`CHECKPOINT_NAME` in its
+folder (:func:`checkpoint_path`).
 
 ``digest`` is the SHA-256 of the weights (:func:`weights_digest`), checked on
 load: a file damaged after it was written is refused, not played. Files
@@ -35,17 +39,20 @@ checkpoint whole.
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 import tempfile
 
 import torch
 
-from agents.dmc import MAX_MODEL_GIB, DMCModel, ModelConfig
-from doudizhu_env.checks import short
+from agents.dmc import MAX_MODEL_GIB, SCORE_KINDS, DMCModel, ModelConfig
+from doudizhu_env.checks import is_int, short
 from doudizhu_env.files import input_refusal
 from doudizhu_env.rules import Rules
 
 FORMAT, VERSION = "doudizhu-dmc", 1
+#: The file name of a training run's latest checkpoint, in the run's folder.
+CHECKPOINT_NAME = "checkpoint.pt"
 #: The largest checkpoint file read: the largest model a config may ask for (weights and Adam's two
 #: moments), and a margin for the rest.
 MAX_CHECKPOINT_BYTES = MAX_MODEL_GIB * 2**30 + 2**26
@@ -68,13 +75,20 @@ def weights_digest(state: dict) -> str:
     return h.hexdigest()
 
 
+def checkpoint_path(run_dir: str) -> str:
+    """The latest checkpoint of the training run whose folder is ``run_dir``."""
+    return os.path.join(run_dir, CHECKPOINT_NAME)
+
+
 def save_checkpoint(path: str, model: DMCModel, optimizer=None, **extra) -> None:
-    """Write ``model`` (and optimizer, counters, RNG states in ``extra``) to ``path`` atomically."""
+    """Write ``model`` (and ``optimizer``'s state, and what ``extra`` holds: counters, RNG states,
+    a learner's own entries) to ``path`` atomically."""
     weights = model.state_dict()
     _write(path, {
         "format": FORMAT, "version": VERSION,
         "rules": model.rules.to_dict(), "model_config": model.cfg.to_dict(),
         "model": weights, "optimizer": optimizer.state_dict() if optimizer else None,
+        "score_kind": model.score_kind,
         **extra, "digest": weights_digest(weights),
     })
 
@@ -130,18 +144,67 @@ def read_checkpoint(path: str) -> dict:
     return data
 
 
-#: The learners a checkpoint may come from (``learner`` of :class:`train.config.TrainConfig`): ``dmc``
-#: (Deep Monte-Carlo, :mod:`train.learner`) and ``ppo`` (:mod:`train.ppo`).
-LEARNERS = ("dmc", "ppo")
-
-
 def learner_of(data: dict, path: str = "the checkpoint") -> str:
-    """The learner that wrote a checkpoint dict (``dmc`` for files from before there were two)."""
+    """The name of the learner that wrote a checkpoint dict (``dmc`` for files from before there
+    were two)."""
     learner = data.get("learner", "dmc")
-    if learner not in LEARNERS:
-        raise CheckpointError(f"{path!r}: its 'learner' entry is {short(learner)}; expected one of "
-                              f"{LEARNERS}")
+    if not isinstance(learner, str) or not learner.isidentifier():
+        raise CheckpointError(f"{path!r}: its 'learner' entry is {short(learner)}; expected a learner's "
+                              "name such as 'dmc' or 'ppo'")
     return learner
+
+
+def score_kind_of(data: dict, path: str = "the checkpoint") -> str:
+    """What the scores of a checkpoint's weights are (:data:`agents.dmc.SCORE_KINDS`); files from
+    before it was recorded: ``logits`` where the ``ppo`` learner wrote them, else ``q_values``."""
+    kind = data.get("score_kind", "logits" if learner_of(data, path) == "ppo" else "q_values")
+    if kind not in SCORE_KINDS:
+        raise CheckpointError(f"{path!r}: its 'score_kind' entry is {short(kind)}; expected one of "
+                              f"{SCORE_KINDS}")
+    return kind
+
+
+def counts_of(data: dict, path: str, missing=None) -> tuple[int, int]:
+    """The frames and updates of a checkpoint dict, checked (CheckpointError); ``missing`` stands for
+    an absent entry (None: absent is an error too)."""
+    counts = []
+    for key in ("frames", "updates"):
+        value = data.get(key, missing)
+        if not is_int(value) or value < 0:
+            raise CheckpointError(f"{path!r}: its {key!r} is {short(value)}; expected a count (an integer "
+                                  ">= 0)")
+        counts.append(int(value))
+    return counts[0], counts[1]
+
+
+def minutes_of(data: dict) -> float:
+    """The training minutes a checkpoint records (0 for files from before they were recorded, and
+    for a value that is not a finite count of minutes)."""
+    minutes = data.get("minutes", 0.0)
+    ok = isinstance(minutes, (int, float)) and not isinstance(minutes, bool) and math.isfinite(minutes)
+    return float(minutes) if ok and minutes >= 0 else 0.0
+
+
+def torch_rng_of(data: dict, path: str) -> torch.Tensor:
+    """The torch RNG state a training checkpoint saved (``rng["torch"]``), checked (CheckpointError)."""
+    rng = data.get("rng", {}).get("torch") if isinstance(data.get("rng"), dict) else None
+    expected = torch.get_rng_state()
+    if not isinstance(rng, torch.Tensor) or rng.dtype != expected.dtype or rng.shape != expected.shape:
+        raise CheckpointError(f"{path!r}: its rng state is {short(rng)}; expected torch's RNG state "
+                              f"(a {expected.dtype} tensor of {expected.numel()} entries)")
+    return rng
+
+
+def check_finite(path: str, state: dict, what: str = "weights") -> None:
+    """Refuse a state dict with a NaN or infinite entry, naming the first such tensor: weights that
+    have diverged play nonsense and train to nothing."""
+    for name, tensor in state.items():
+        floating = isinstance(tensor, torch.Tensor) and tensor.is_floating_point()
+        if floating and not torch.isfinite(tensor).all():
+            bad = int((~torch.isfinite(tensor)).sum())
+            raise CheckpointError(f"{path!r}: its {what} {name!r} hold {bad} NaN or infinite value(s) of "
+                                  f"{tensor.numel()}; expected finite numbers (the run that wrote them had "
+                                  "diverged: use an earlier checkpoint)")
 
 
 def load_model(path: str, rules: Rules | None = None, model_config: ModelConfig | None = None) -> DMCModel:
@@ -164,12 +227,12 @@ def load_model(path: str, rules: Rules | None = None, model_config: ModelConfig 
     if model_config is not None and model_config != saved_cfg:
         raise CheckpointError(f"{path!r} holds a model of config {saved_cfg}, not {model_config}")
     check_weights(path, data["model"], saved_rules, saved_cfg)
-    model = DMCModel(saved_rules, saved_cfg)
+    check_finite(path, data["model"])
+    model = DMCModel(saved_rules, saved_cfg, score_kind=score_kind_of(data, path))
     try:
         model.load_state_dict(data["model"])
     except (RuntimeError, TypeError, ValueError, AttributeError) as err:
         raise CheckpointError(f"{path!r}: weights do not fit the model: {err}") from err
-    model.learner = learner_of(data, path)
     return model
 
 
@@ -200,6 +263,7 @@ def export_weights(src: str, dst: str, half: bool = True, **extra) -> dict:
     weights = {k: (v.half() if half and v.is_floating_point() else v) for k, v in model.state_dict().items()}
     meta = {k: data[k] for k in ("frames", "updates", "train_config", "minutes") if k in data}
     meta["learner"] = learner_of(data, src)
+    meta["score_kind"] = model.score_kind
     meta.update(extra)
     _write(dst, {"format": FORMAT, "version": VERSION, "rules": model.rules.to_dict(),
                  "model_config": model.cfg.to_dict(), "model": weights, "optimizer": None, **meta,

@@ -209,18 +209,25 @@ class QNet(StateEncoder):
         return self.score_codes(state_code, self.action_code(actions))
 
 
+#: What a model's scores of (state, action) are: ``q_values`` (played greedily, as DMC's) or
+#: ``logits`` of a softmax policy over the legal actions (:mod:`agents.policy`).
+SCORE_KINDS = ("q_values", "logits")
+
+
 class DMCModel(nn.Module):
     """The five networks and the action features of one rule set."""
 
     action_feats: torch.Tensor  # a buffer: the features of every action id
 
-    def __init__(self, rules, cfg: ModelConfig | None = None):
+    def __init__(self, rules, cfg: ModelConfig | None = None, score_kind: str = "q_values"):
         super().__init__()
         self.cfg = cfg or ModelConfig()
         self.rules = rules
-        self.learner = "dmc"
-        """The learner whose weights these are: ``dmc`` (Q-values) or ``ppo`` (a policy's logits);
-        :func:`agents.checkpoint.load_model` sets it from the file."""
+        if score_kind not in SCORE_KINDS:
+            raise ValueError(f"score_kind must be one of {SCORE_KINDS}, got {score_kind!r}")
+        self.score_kind = score_kind
+        """What the scores are: ``q_values`` (DMC's, the hand's expected result) or ``logits`` (a
+        softmax policy's, PPO's); checkpoints record it (:func:`agents.checkpoint.load_model`)."""
         self.nets = nn.ModuleDict({p: QNet(self.cfg) for p in NETWORKS})
         self.register_buffer("action_feats", torch.from_numpy(action_features(rules)), persistent=False)
 
@@ -357,3 +364,25 @@ class DMCAgent(Agent):
         """Index (into ``scores``) of the action chosen in each segment ``offsets[i]:offsets[i+1]``
         (none empty): the best (:func:`segment_argmax`)."""
         return segment_argmax(scores, offsets)
+
+    def chosen_log_pi(self, actions: np.ndarray, ids: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+        """log pi of each game's action (games with a decision) before exploration: 0 where it is the
+        greedy choice, -inf elsewhere."""
+        live = np.diff(offsets) > 0
+        best = ids[segment_argmax(self.last_scores, offsets[np.r_[live, True]])]
+        return np.where(actions[live] == best, 0.0, -np.inf)
+
+    def behaviour_log_probs(self, actions: np.ndarray, network: np.ndarray) -> np.ndarray:
+        """log b(a | s) of the last :meth:`decide`'s ``actions``, where b is what drew them: the
+        choice (:meth:`chosen_log_pi`) mixed with a uniformly random legal action at the seat's
+        epsilon, b(a) = (1 - eps) pi(a) + eps / n. NaN for the games that had no decision. These are
+        the ratio's denominator in the PPO learner."""
+        ids, offsets = self.last_legal
+        counts = np.diff(offsets)
+        live = counts > 0
+        log_pi = self.chosen_log_pi(actions, ids, offsets)
+        eps = self.epsilons(network)[live]
+        out = np.full(len(counts), np.nan)
+        with np.errstate(divide="ignore"):  # log 0 where eps is 0 or 1: logaddexp takes -inf
+            out[live] = np.logaddexp(np.log1p(-eps) + log_pi, np.log(eps / counts[live]))
+        return out.astype(np.float32)

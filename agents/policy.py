@@ -7,8 +7,8 @@ their scores as logits::
 
     pi(a | s) = exp(score(s, a)) / sum over the legal b of exp(score(s, b))
 
-A checkpoint of that learner holds the same weights as a DMC one (and a
-``learner: ppo`` entry); :class:`PolicyAgent` plays it. It sees what a DMC
+A checkpoint of that learner holds the same weights as a DMC one (and the
+entry ``score_kind: logits``); :class:`PolicyAgent` plays it. It sees what a DMC
 agent sees and nothing more: the seat's observation and its legal actions.
 The critic that the learner trains beside it (which reads the hidden hands) is
 not part of the agent, nor of what the registry loads.
@@ -57,34 +57,16 @@ class PolicyAgent(DMCAgent):
             return segment_argmax(scores, offsets)
         return segment_argmax(scores + self.rng.gumbel(size=len(scores)).astype(scores.dtype), offsets)
 
-    def decide(self, state: engine.State) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """As :meth:`DMCAgent.decide`; the log-probability of each game's action under the policy
-        that chose it stays in :attr:`last_log_probs` (see :meth:`behaviour_log_probs`)."""
-        actions, obs, pos = super().decide(state)
-        self.last_log_probs = self.behaviour_log_probs(actions, pos)
-        return actions, obs, pos
-
-    def behaviour_log_probs(self, actions: np.ndarray, pos: np.ndarray) -> np.ndarray:
-        """log b(a | s) of the last :meth:`decide`'s ``actions``, where b is what drew them: the
-        softmax of the scores, mixed with a uniformly random legal action at the seat's epsilon,
-        b(a) = (1 - eps) pi(a) + eps / n (greedy play: pi is 1 at its choice). NaN for the games
-        that had no decision. These are the ratio's denominator in the PPO learner."""
-        ids, offsets = self.last_legal
+    def chosen_log_pi(self, actions: np.ndarray, ids: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+        """log pi of each game's action (games with a decision): of the softmax when drawing from
+        it (``sample``), else greedy's (:meth:`agents.dmc.DMCAgent.chosen_log_pi`)."""
+        if not self.sample:
+            return super().chosen_log_pi(actions, ids, offsets)
         counts = np.diff(offsets)
-        live = counts > 0
         seg = np.repeat(np.arange(len(counts)), counts)
         chosen = np.flatnonzero(ids == actions[seg])  # one per game with a decision, in game order
-        if self.sample:
-            logp = segment_log_softmax(torch.from_numpy(self.last_scores), torch.from_numpy(seg), len(counts))
-            log_pi = logp.numpy()[chosen].astype(np.float64)
-        else:
-            best = ids[segment_argmax(self.last_scores, offsets[np.r_[live, True]])]
-            log_pi = np.where(actions[live] == best, 0.0, -np.inf)
-        eps = self.epsilons(pos)[live]
-        out = np.full(len(counts), np.nan)
-        with np.errstate(divide="ignore"):  # log 0 where eps is 0 or 1: logaddexp takes -inf
-            out[live] = np.logaddexp(np.log1p(-eps) + log_pi, np.log(eps / counts[live]))
-        return out.astype(np.float32)
+        logp = segment_log_softmax(torch.from_numpy(self.last_scores), torch.from_numpy(seg), len(counts))
+        return logp.numpy()[chosen].astype(np.float64)
 
     @torch.no_grad()
     def action_probs(self, state: engine.State) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -97,7 +79,8 @@ class PolicyAgent(DMCAgent):
         return ids, offsets, logp.exp().numpy()
 
 
-def policy_agent(model: DMCModel, learner: str) -> DMCAgent:
-    """The greedy agent of a model trained by ``learner`` (``dmc``: its Q; ``ppo``: its policy)."""
-    return PolicyAgent(model) if learner == "ppo" else DMCAgent(model)
+def policy_agent(model: DMCModel) -> DMCAgent:
+    """The greedy agent of a model by what its scores are (:attr:`~agents.dmc.DMCModel.score_kind`):
+    Q-values (:class:`~agents.dmc.DMCAgent`) or a policy's logits (:class:`PolicyAgent`)."""
+    return PolicyAgent(model) if model.score_kind == "logits" else DMCAgent(model)
 

@@ -184,7 +184,7 @@ def _dmc_agent(path: str, rules: Rules | None, models: SharedModels | None = Non
     model = models.load(path) if models is not None else load_model(path)
     if rules is not None and action_table(rules).names != action_table(model.rules).names:
         raise ValueError(f"{path!r} was trained under rules {model.rules}; its actions differ from {rules}'s")
-    return policy_agent(model, model.learner)
+    return policy_agent(model)
 
 
 def _search_agent(spec: str, rules: Rules | None, rng: np.random.Generator,

@@ -134,7 +134,7 @@ def run_variant(name: str, overrides: dict, minutes: float, deals: int, out_dir:
     minutes = (time.monotonic() - start) / 60
     path = os.path.join(out_dir, cfg.run_name, "checkpoint.pt")
     model = load_model(path)
-    agent = policy_agent(model, model.learner) if eval_workers <= 1 else f"dmc:{path}"
+    agent = policy_agent(model) if eval_workers <= 1 else f"dmc:{path}"
     report = evaluate_against(agent, model.rules, ["rule"], deals, seed=seed + 1000, workers=eval_workers)
     row = {"variant": name, "overrides": overrides, "frames": read_checkpoint(path)["frames"],
            "minutes": minutes}

@@ -192,29 +192,29 @@ def learner_rate(seconds: float, config: str = DEFAULT_CONFIG, device: str = "cp
     import numpy as np
     import torch
 
-    from agents.dmc import DMCModel
     from doudizhu_env.rules import Rules
     from train.actor import Actor
     from train.buffer import SampleBuffer
     from train.config import load_config, resolve_device
-    from train.run import make_learner
+    from train.learner import learner_class
 
     cfg = load_config(config, {"batch_size": batch_size} if batch_size else {})
     torch.set_num_threads(1)
     device = resolve_device(device)
-    model = DMCModel(Rules.preset(cfg.rules), cfg.model)
+    kind = learner_class(cfg.learner)
+    model = kind.new_model(Rules.preset(cfg.rules), cfg.model)
     actor = Actor.from_config(model, cfg, np.random.default_rng(0))
     buffer = SampleBuffer(8 * cfg.batch_size)
     buffer.put(actor.collect(5 * cfg.batch_size, cfg.epsilon))
-    take = buffer.take_whole if cfg.learner == "ppo" else buffer.take
-    batches = [batch for batch in (take(cfg.batch_size) for _ in range(4)) if batch is not None]
-    learner = make_learner(cfg, model.to(device), device)
+    learner = kind(model.to(device), cfg, device)
+    taken = (learner.take(buffer, cfg.batch_size) for _ in range(4))
+    batches = [batch for batch in taken if batch is not None]
     learner.update(batches[0])  # warm-up
     start, updates, samples = time.perf_counter(), 0, 0
     while time.perf_counter() - start < seconds:
         batch = batches[updates % len(batches)]
         learner.update(batch)
-        updates, samples = updates + 1, samples + len(batch["target"])
+        updates, samples = updates + 1, samples + len(batch)
     elapsed = time.perf_counter() - start
     weight_bytes = sum(v.numel() * v.element_size() for v in model.state_dict().values())
     return {"learner_sps": samples / elapsed, "learner_us_per_frame": 1e6 * elapsed / samples,

@@ -118,3 +118,17 @@ def small_model(rules: Rules = STANDARD, cfg=None, seed: int = 0):
 
     torch.manual_seed(seed)
     return DMCModel(rules, small_config() if cfg is None else cfg)
+
+
+def dmc_learner(model, **settings):
+    """A :class:`train.dmc.DMCLearner` of ``model`` with the :class:`train.config.TrainConfig` defaults
+    but for ``settings`` (e.g. ``learning_rate``, ``max_grad_norm``, ``hand_loss_weight``)."""
+    from train.config import TrainConfig
+    from train.dmc import DMCLearner
+
+    return DMCLearner(model, TrainConfig(**settings))
+
+
+def without(batch, *fields: str):
+    """``batch`` (a :class:`train.samples.Samples`) with ``fields`` left out (None)."""
+    return dataclasses.replace(batch, **{name: None for name in fields})

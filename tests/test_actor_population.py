@@ -24,9 +24,9 @@ from agents.rule import RuleAgent  # noqa: E402
 from doudizhu_env import engine  # noqa: E402
 from doudizhu_env.observation import observe  # noqa: E402
 from train.actor import Actor, PastSelves, explore  # noqa: E402
-from train.buffer import pack_obs  # noqa: E402
 from train.config import ConfigError, load_config  # noqa: E402
 from train.run import train  # noqa: E402
+from train.samples import pack_obs  # noqa: E402
 
 
 class Spy(Agent):
@@ -49,19 +49,19 @@ def _collect(actor: Actor, steps: int, epsilon: float, warm: bool = False) -> li
     out = []
     with torch.no_grad():
         for _ in range(steps):
-            out += [o for o in actor.step(epsilon, warm) if len(o["target"])]
+            out += [o for o in actor.step(epsilon, warm) if len(o.target)]
     return out
 
 
 def _pairs(samples: list[dict]) -> list[tuple[bytes, int]]:
-    return [(row.tobytes(), int(a)) for s in samples for row, a in zip(s["obs"], s["action"], strict=True)]
+    return [(row.tobytes(), int(a)) for s in samples for row, a in zip(s.obs, s.action, strict=True)]
 
 
 @pytest.mark.parametrize("fixed_share", [0.0, 1.0])
 def test_warm_start_records_the_teachers_moves(fixed_share):
     teacher = Spy()
     actor = Actor(small_model(), 24, "logadp", np.random.default_rng(0), bidding_epsilon=0.0,
-                  fixed_landlord_share=fixed_share, teacher=teacher)
+                  fixed_landlord_share=fixed_share, warm_start_agent=teacher)
     samples = _collect(actor, 120, epsilon=0.0, warm=True)
     pairs = _pairs(samples)
     assert len(pairs) > 200
@@ -72,7 +72,7 @@ def test_warm_start_records_the_teachers_moves(fixed_share):
 def test_warm_start_explores_like_the_model():
     teacher = Spy()
     actor = Actor(small_model(), 24, "logadp", np.random.default_rng(1), fixed_landlord_share=1.0,
-                  teacher=teacher)
+                  warm_start_agent=teacher)
     pairs = _pairs(_collect(actor, 120, epsilon=0.5, warm=True))
     off = sum(p not in teacher.seen for p in pairs) / len(pairs)
     assert 0.1 < off < 0.5  # about half the moves random, many of them the teacher's move anyway
@@ -84,23 +84,24 @@ def test_dagger_records_the_teachers_labels_at_the_models_own_decisions():
     labels are the teacher's, the hands the model's (its moves differ from the labels)."""
     teacher = Spy()
     actor = Actor(small_model(), 24, "logadp", np.random.default_rng(2), fixed_landlord_share=1.0,
-                  opponents=[RuleAgent()], opponent_share=0.5, teacher=teacher, policy=True, dagger=True)
+                  opponents=[RuleAgent()], opponent_share=0.5, warm_start_agent=teacher, learner="ppo",
+                  dagger=True)
     samples = _collect(actor, 150, epsilon=0.0, warm=True)
     pairs = _pairs(samples)
-    assert len(pairs) > 200 and all(s["taught"].all() for s in samples)
+    assert len(pairs) > 200 and all(s.warm_start.all() for s in samples)
     assert all(p in teacher.seen for p in pairs)  # every label is the teacher's move at that state
     # the teacher was asked about the model's decisions only (not the opponents' seats) ...
     assert sum(len(v.to_act) for v in teacher.views) == actor.frames < 150 * 24
     # ... and the model played its own moves: an untrained policy rarely agrees with RuleAgent
     clone = Actor(small_model(), 24, "logadp", np.random.default_rng(2), fixed_landlord_share=1.0,
-                  opponents=[RuleAgent()], opponent_share=0.5, teacher=Spy(), policy=True)
+                  opponents=[RuleAgent()], opponent_share=0.5, warm_start_agent=Spy(), learner="ppo")
     cloned = _pairs(_collect(clone, 150, epsilon=0.0, warm=True))
     assert clone.frames == 150 * 24 and {o for o, _ in cloned} != {o for o, _ in pairs}
 
 
 def test_without_warm_the_teacher_does_not_play():
     teacher = Spy()
-    actor = Actor(small_model(), 8, "logadp", np.random.default_rng(0), teacher=teacher)
+    actor = Actor(small_model(), 8, "logadp", np.random.default_rng(0), warm_start_agent=teacher)
     _collect(actor, 30, epsilon=0.0, warm=False)
     assert not teacher.views
 
@@ -115,7 +116,7 @@ def test_explore_keeps_finished_games_and_draws_legal_moves():
 
 
 def _seats(actor: Actor) -> np.ndarray:
-    return np.concatenate([t.seat_player for t in actor.tables])
+    return np.concatenate([t.seat_player for t in actor.groups])
 
 
 @pytest.mark.parametrize("share", [0.25, 1.0])
@@ -124,15 +125,15 @@ def test_opponents_play_a_share_of_the_games(share):
     actor = Actor(small_model(), 24, "logadp", np.random.default_rng(3), fixed_landlord_share=0.5,
                   opponents=[opponent], opponent_share=share)
     model_seats = (_seats(actor) == 0).sum(1)
-    mixed = sum(int(round(t.state.num_games * share)) for t in actor.tables)
+    mixed = sum(int(round(t.state.num_games * share)) for t in actor.groups)
     assert (model_seats < 3).sum() == mixed
     assert set(model_seats[model_seats < 3]) <= {1, 2}  # the model plays one or two seats there
     steps = 80
     samples = _collect(actor, steps, epsilon=0.0)
     theirs = sum(v.num_games for v in opponent.views)
     assert actor.frames + theirs == steps * 24  # each decision is the model's or the opponent's
-    assert actor.frames == sum(len(s["target"]) for s in samples) + sum(
-        int((t.recorder.game >= 0).sum()) for t in actor.tables)  # recorded = trained on or in progress
+    assert actor.frames == sum(len(s.target) for s in samples) + sum(
+        int((t.recorder.game >= 0).sum()) for t in actor.groups)  # recorded = trained on or in progress
     for view in opponent.views:  # opponents get seat views: the other hands are hidden
         others = np.ones((view.num_games, 3), bool)
         others[np.arange(view.num_games), view.to_act] = False
@@ -153,9 +154,9 @@ def test_opponent_seats_are_drawn_anew_each_hand():
 def test_self_play_is_unchanged_without_opponents():
     a = Actor(small_model(), 16, "adp", np.random.default_rng(5)).collect(300, 0.1)
     b = Actor(small_model(), 16, "adp", np.random.default_rng(5), opponents=[Spy()], opponent_share=0.0,
-              teacher=Spy()).collect(300, 0.1)
-    for key in a:
-        np.testing.assert_array_equal(a[key], b[key])
+              warm_start_agent=Spy()).collect(300, 0.1)
+    for field in dataclasses.fields(a):
+        np.testing.assert_array_equal(getattr(a, field.name), getattr(b, field.name))
 
 
 # -- the model's own past as an opponent (``past``) ---------------------------------------------
@@ -195,9 +196,9 @@ def test_past_opponent_plays_one_copy_for_the_whole_hand():
             if step == 150:  # the pool has turned over; from now on it stays as it is
                 assert len(past.taken_at) == 4 and past.taken_at[0] > 0
                 past.every = 10**9
-            before = [t.player_of.copy() for t in actor.tables]
+            before = [t.player_of.copy() for t in actor.groups]
             actor.step(0.0)
-            for table, was in zip(actor.tables, before, strict=True):
+            for table, was in zip(actor.groups, before, strict=True):
                 changed = np.array([a is not b for a, b in zip(was, table.player_of, strict=True)])
                 assert not (changed & ~table.state.ended).any()  # a new copy only for a new hand
                 drawn |= {id(p) for p in table.player_of}
@@ -242,7 +243,7 @@ def test_warm_start_and_opponents_train_deterministically(tmp_path):
     ({"past_every_frames": 0}, "past_every_frames must be >= 1"),
     ({"past_pool_size": 0}, "past_pool_size must be >= 1"),
     ({"warm_start_mode": "imitate"}, "warm_start_mode must be one of \\('clone', 'dagger'\\)"),
-    ({"warm_start_mode": "dagger"}, "warm_start_mode: dagger needs learner: ppo"),
+    ({"warm_start_mode": "dagger"}, "warm_start_mode: dagger needs a learner that learns labels"),
 ])
 def test_bad_population_settings(tmp_path, over, message):
     with pytest.raises(ConfigError, match=message):

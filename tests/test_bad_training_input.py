@@ -13,7 +13,7 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("yaml")
 
-from helpers import ROOT, TINY, small_config, small_model  # noqa: E402
+from helpers import ROOT, TINY, dmc_learner, small_config, small_model  # noqa: E402
 
 from agents.checkpoint import (  # noqa: E402
     CheckpointError,
@@ -218,13 +218,13 @@ def test_nan_q_values_are_named_not_a_shape_mismatch():
 
 def test_the_learner_stops_when_the_loss_is_not_a_number():
     from doudizhu_env.observation import OBS_SIZE
-    from train.buffer import pack_obs
-    from train.learner import Learner
+    from train.samples import Samples, pack_obs
 
     rng = np.random.default_rng(0)
-    batch = {"obs": pack_obs(rng.integers(0, 2, (8, OBS_SIZE))), "action": np.full(8, 1),
-             "network": np.zeros(8, np.int8), "target": rng.normal(size=8).astype(np.float32)}
-    learner = Learner(small_model(), learning_rate=float("inf"), max_grad_norm=10.0)
+    batch = Samples(obs=pack_obs(rng.integers(0, 2, (8, OBS_SIZE))), action=np.full(8, 1),
+                    network=np.zeros(8, np.int8), target=rng.normal(size=8).astype(np.float32))
+    learner = dmc_learner(small_model())
+    learner.learning_rate = float("inf")
     with pytest.raises(ModelOutputError, match="the loss of update .* is nan"):
         for _ in range(3):
             learner.update(batch)

@@ -210,7 +210,8 @@ def test_overwrite_replaces_all_of_the_earlier_runs_outputs_and_nothing_else(tmp
     would draw both runs' curves as one), a file of the user's in the folder stays; a bad init_weights
     file stops the run before anything is removed."""
     from agents.checkpoint import CheckpointError
-    from train.run import run_outputs, train
+    from train.run import train
+    from train.run_folder import run_outputs
 
     kept = {"keep_checkpoints": True, "checkpoint_minutes": 0, "eval_deals": 2}
     train(_tiny(tmp_path, total_frames=600, **kept))

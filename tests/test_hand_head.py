@@ -17,7 +17,7 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("yaml")
 pytest.importorskip("tensorboard")
 
-from helpers import STANDARD, TINY, scalars, small_config, small_model  # noqa: E402
+from helpers import STANDARD, TINY, dmc_learner, scalars, small_config, small_model, without  # noqa: E402
 
 from agents.checkpoint import load_model, read_checkpoint  # noqa: E402
 from agents.dmc import HAND_CLASSES, DMCAgent  # noqa: E402
@@ -26,10 +26,10 @@ from doudizhu_env.cards import NUM_RANKS, parse_hand  # noqa: E402
 from doudizhu_env.legal import bits_to_ids  # noqa: E402
 from doudizhu_env.observation import observe  # noqa: E402
 from train.actor import Actor, hidden_hands  # noqa: E402
-from train.buffer import EpisodeRecorder, unpack_obs  # noqa: E402
+from train.buffer import EpisodeRecorder  # noqa: E402
 from train.config import ConfigError, load_config  # noqa: E402
-from train.learner import Learner  # noqa: E402
 from train.run import train  # noqa: E402
+from train.samples import unpack_obs  # noqa: E402
 
 HEAD = dataclasses.replace(small_config(), hand_head=True)
 
@@ -65,17 +65,17 @@ def test_recorded_labels_are_the_hidden_hands_at_each_decision():
     samples = []
     with torch.no_grad():
         for _ in range(400):
-            for table in actor.tables:
+            for table in actor.groups:
                 s = table.state  # every game is live (the actor's games are dealt again as they end)
                 labels = hidden_hands(s, np.arange(s.num_games))
                 for row, label in zip(observe(s), labels, strict=True):
                     seen.setdefault(row.astype(np.uint8).tobytes(), []).append(label)
-            samples += [out for out in actor.step(0.1) if len(out["target"])]
+            samples += [out for out in actor.step(0.1) if len(out.target)]
     assert samples
     checked = 0
     for chunk in samples:
-        assert chunk["hands"].shape == (len(chunk["target"]), 2, NUM_RANKS)
-        for obs, labels in zip(unpack_obs(chunk["obs"]), chunk["hands"], strict=True):
+        assert chunk.hidden_hands.shape == (len(chunk.target), 2, NUM_RANKS)
+        for obs, labels in zip(unpack_obs(chunk.obs), chunk.hidden_hands, strict=True):
             options = seen[obs.astype(np.uint8).tobytes()]
             assert any(np.array_equal(labels, o) for o in options)
             checked += 1
@@ -83,7 +83,7 @@ def test_recorded_labels_are_the_hidden_hands_at_each_decision():
 
 
 def test_a_recorder_with_hands_needs_them():
-    rec = EpisodeRecorder(2, "adp", hands=True)
+    rec = EpisodeRecorder(2, "adp", hidden_hands=True)
     obs = np.zeros((1, rec.obs.shape[1] * 8), np.float32)
     with pytest.raises(ValueError, match="hidden"):
         rec.record(np.array([0]), np.array([0]), np.array([2]), np.array([1]), obs)
@@ -91,7 +91,7 @@ def test_a_recorder_with_hands_needs_them():
 
 def test_without_the_head_no_labels_are_recorded():
     batch = Actor(small_model(), 8, "adp", np.random.default_rng(0)).collect(64, epsilon=0.1)
-    assert "hands" not in batch
+    assert batch.hidden_hands is None
 
 
 def test_the_head_never_changes_what_the_model_plays():
@@ -114,8 +114,8 @@ def test_the_head_never_changes_what_the_model_plays():
 def test_q_and_hands_gives_the_q_values_of_q_values():
     model = hand_model(seed=2)
     batch = Actor(model, 16, "adp", np.random.default_rng(1)).collect(256, epsilon=0.1)
-    obs = torch.from_numpy(unpack_obs(batch["obs"]))
-    pos, ids = batch["network"].astype(np.int64), batch["action"].astype(np.int64)
+    obs = torch.from_numpy(unpack_obs(batch.obs))
+    pos, ids = batch.network.astype(np.int64), batch.action.astype(np.int64)
     with torch.no_grad():
         q, logits = model.q_and_hands(obs, pos, ids)
         assert torch.allclose(q, model.q_values(obs, pos, ids, np.arange(len(ids))))
@@ -127,15 +127,15 @@ def test_q_and_hands_gives_the_q_values_of_q_values():
 def test_the_learner_learns_the_hands_and_reports_their_loss():
     model = hand_model(seed=1)
     batch = Actor(model, 32, "adp", np.random.default_rng(0)).collect(512, epsilon=0.1)
-    batch = {k: v[:512] for k, v in batch.items()}
-    learner = Learner(model, learning_rate=3e-3, max_grad_norm=10.0, hand_loss_weight=1.0)
+    batch = batch.rows(0, 512)
+    learner = dmc_learner(model, learning_rate=3e-3, max_grad_norm=10.0, hand_loss_weight=1.0)
     first = learner.update(batch)
     assert first["loss/hands"] == pytest.approx(np.log(HAND_CLASSES), rel=0.2)  # near uniform at the start
     for _ in range(60):
         last = learner.update(batch)
     assert last["loss/hands"] < 0.7 * first["loss/hands"]
-    with pytest.raises(ValueError, match="no 'hands'"):
-        learner.update({k: v for k, v in batch.items() if k != "hands"})
+    with pytest.raises(ValueError, match="no hidden_hands"):
+        learner.update(without(batch, "hidden_hands"))
 
 
 def test_a_zero_weight_leaves_the_q_loss_alone():
@@ -144,8 +144,8 @@ def test_a_zero_weight_leaves_the_q_loss_alone():
     b.load_state_dict({k: v for k, v in a.state_dict().items() if "hand_out" not in k})
     batch = Actor(a, 16, "adp", np.random.default_rng(2)).collect(256, epsilon=0.1)
     head_before = a.nets["landlord"].hand_out.weight.detach().clone()
-    stats_a = Learner(a, 1e-3, 10.0, hand_loss_weight=0.0).update(batch)
-    stats_b = Learner(b, 1e-3, 10.0).update({k: v for k, v in batch.items() if k != "hands"})
+    stats_a = dmc_learner(a, learning_rate=1e-3, hand_loss_weight=0.0).update(batch)
+    stats_b = dmc_learner(b, learning_rate=1e-3).update(without(batch, "hidden_hands"))
     assert stats_a["loss/all"] == pytest.approx(stats_b["loss/all"], rel=1e-5)
     assert torch.equal(a.nets["landlord"].hand_out.weight, head_before)
     for k, v in b.state_dict().items():
@@ -252,13 +252,14 @@ def test_hand_head_command_compares_the_head_with_counting(tmp_path, capsys):
 def test_a_chunk_of_no_samples_leaves_the_buffer_as_it_was():
     """An actor stopped before its first sample sends a chunk without ``hands``; the buffer keeps
     only chunks with samples, so batches taken after it still carry the labels."""
-    from train.buffer import SampleBuffer, concat_samples
+    from train.buffer import SampleBuffer
+    from train.samples import Samples
 
     chunk = Actor(hand_model(), 8, "adp", np.random.default_rng(0)).collect(64, epsilon=0.1)
     buffer = SampleBuffer(4096)
-    buffer.put(concat_samples([]))
+    buffer.put(Samples.empty())
     buffer.put(chunk)
-    buffer.put(concat_samples([]))
-    assert buffer.size == len(chunk["target"]) and len(buffer.parts) == 1
-    batch = buffer.take(len(chunk["target"]))
-    assert np.array_equal(batch["hands"], chunk["hands"])
+    buffer.put(Samples.empty())
+    assert buffer.size == len(chunk.target) and len(buffer.parts) == 1
+    batch = buffer.take(len(chunk.target))
+    assert np.array_equal(batch.hidden_hands, chunk.hidden_hands)

@@ -29,10 +29,11 @@ from doudizhu_env.observation import OBS_SIZE, observe  # noqa: E402
 from doudizhu_env.rules import Rules  # noqa: E402
 from train import run  # noqa: E402
 from train.actor import Actor, hidden_hands  # noqa: E402
-from train.buffer import EpisodeRecorder, SampleBuffer, unpack_obs  # noqa: E402
+from train.buffer import EpisodeRecorder, SampleBuffer  # noqa: E402
 from train.config import ConfigError, load_config  # noqa: E402
 from train.ppo import CRITIC_INPUTS, Critic, PPOLearner, critic_input, gae  # noqa: E402
 from train.run import train  # noqa: E402
+from train.samples import Samples, unpack_obs  # noqa: E402
 
 #: The small networks of the training tests, with the MLP history encoder (a tenth of the LSTM's time).
 MLP = dataclasses.replace(small_config(), history="mlp")
@@ -91,7 +92,7 @@ def test_segment_log_softmax_is_a_softmax_per_segment():
 
 
 def test_recorder_gives_whole_trajectories_in_order():
-    rec = EpisodeRecorder(num_games=2, objective="adp", hands=True, trajectories=True)
+    rec = EpisodeRecorder(num_games=2, objective="adp", hidden_hands=True, trajectories=True)
     obs = np.zeros((2, OBS_SIZE), np.float32)
     hidden = np.zeros((2, 2, 15), np.int8)
     # decisions in time order: (game, seat, action, legal ids)
@@ -99,16 +100,17 @@ def test_recorder_gives_whole_trajectories_in_order():
     for k, (g, seat, action, legal) in enumerate(moves):
         ids = np.array(legal)
         rec.record(np.array([g]), np.array([seat]), np.array([2]), np.array([action]), obs[:1], hidden[:1],
-                   (ids, np.array([0, len(ids)])), taught=k == 1, log_prob=np.array([-0.1 * k], np.float32))
+                   (ids, np.array([0, len(ids)])), warm_start=k == 1,
+                   log_prob=np.array([-0.1 * k], np.float32))
     out = rec.finish(np.array([0, 1]), np.array([[2.0, -1.0, -1.0], [4.0, -2.0, -2.0]], np.float32))
     # game 0 seat 0 (two decisions), game 0 seat 1, game 1 seat 2 (two decisions)
-    np.testing.assert_array_equal(out["action"], [1, 7, 2, 5, 9])
-    np.testing.assert_array_equal(out["steps_left"], [1, 0, 0, 1, 0])
-    np.testing.assert_array_equal(out["target"], [2.0, 2.0, -1.0, -2.0, -2.0])
-    np.testing.assert_array_equal(out["legal_count"], [2, 2, 3, 1, 2])
-    np.testing.assert_array_equal(out["legal"], [0, 1, 6, 7, 2, 3, 4, 5, 8, 9])
-    np.testing.assert_array_equal(out["taught"], [False, False, False, True, False])
-    np.testing.assert_allclose(out["log_prob"], [0.0, -0.3, -0.2, 0.0, -0.4], atol=1e-7)  # taught: 0
+    np.testing.assert_array_equal(out.action, [1, 7, 2, 5, 9])
+    np.testing.assert_array_equal(out.steps_left, [1, 0, 0, 1, 0])
+    np.testing.assert_array_equal(out.target, [2.0, 2.0, -1.0, -2.0, -2.0])
+    np.testing.assert_array_equal(out.legal_count, [2, 2, 3, 1, 2])
+    np.testing.assert_array_equal(out.legal, [0, 1, 6, 7, 2, 3, 4, 5, 8, 9])
+    np.testing.assert_array_equal(out.warm_start, [False, False, False, True, False])
+    np.testing.assert_allclose(out.log_prob, [0.0, -0.3, -0.2, 0.0, -0.4], atol=1e-7)  # taught: 0
     assert (rec.game == -1).all() and all(x is None for x in rec.legal)
 
 
@@ -125,7 +127,7 @@ def test_recorder_with_trajectories_needs_the_policys_log_probs():
         rec.record(np.array([0]), np.array([0]), np.array([2]), np.array([1]), np.zeros((1, OBS_SIZE)),
                    legal=legal)
     rec.record(np.array([0]), np.array([0]), np.array([2]), np.array([1]), np.zeros((1, OBS_SIZE)),
-               legal=legal, taught=True)  # a teacher's decision has none
+               legal=legal, warm_start=True)  # a warm-start agent's decision has none
 
 
 @pytest.mark.parametrize("epsilon", [0.0, 0.3])
@@ -137,26 +139,33 @@ def test_the_actors_log_probs_are_the_behaviour_policys(epsilon):
     actor = Actor.from_config(model, cfg, np.random.default_rng(5))
     chunk = actor.collect(300, epsilon=epsilon)
     learner = PPOLearner(model, cfg)
-    obs = torch.from_numpy(unpack_obs(chunk["obs"]))
-    rows = np.flatnonzero(~chunk["taught"])
+    obs = torch.from_numpy(unpack_obs(chunk.obs))
+    rows = np.flatnonzero(~chunk.warm_start)
     with torch.no_grad():
-        logp = learner.log_probs(chunk, obs, chunk["network"].astype(np.int64), rows)[0].numpy()
-    n = chunk["legal_count"][rows]
-    eps = actor.agent.epsilons(chunk["network"][rows])  # the play's epsilon, the bids' and doublings'
+        logp = learner.log_probs(chunk, obs, chunk.network.astype(np.int64), rows)[0].numpy()
+    n = chunk.legal_count[rows]
+    eps = actor.agent.epsilons(chunk.network[rows])  # the play's epsilon, the bids' and doublings'
     assert (eps == epsilon).any() and (eps > 0).any()  # the tiny config's bids explore: a mixture either way
     expected = np.log((1 - eps) * np.exp(logp) + eps / n)
-    assert len(rows) >= 300 and np.isfinite(chunk["log_prob"]).all()
-    np.testing.assert_allclose(chunk["log_prob"][rows], expected, atol=2e-5)
+    assert len(rows) >= 300 and np.isfinite(chunk.log_prob).all()
+    np.testing.assert_allclose(chunk.log_prob[rows], expected, atol=2e-5)
 
 
 def test_take_whole_never_cuts_a_chunk():
+    def hands(n):  # n samples of 2 legal actions each
+        return Samples(obs=np.zeros((n, 2), np.uint8), action=np.zeros(n, np.int64),
+                       network=np.zeros(n, np.int8),
+                       target=np.arange(n, dtype=np.float32), legal=np.arange(2 * n),
+                       legal_count=np.full(n, 2, np.int32), steps_left=np.zeros(n, np.int16),
+                       warm_start=np.zeros(n, bool), log_prob=np.zeros(n, np.float32))
+
     buf = SampleBuffer(100)
     for n in (3, 4, 5):
-        buf.put({"target": np.arange(n, dtype=np.float32), "legal": np.arange(2 * n)})
+        buf.put(hands(n))
     assert buf.take_whole(13) is None
     got = buf.take_whole(5)
-    assert len(got["target"]) == 7 and len(got["legal"]) == 14 and buf.size == 5
-    assert len(buf.take_whole(1)["target"]) == 5 and buf.size == 0
+    assert len(got.target) == 7 and len(got.legal) == 14 and buf.size == 5
+    assert len(buf.take_whole(1).target) == 5 and buf.size == 0
 
 
 def test_sampled_policy_draws_from_its_softmax():
@@ -211,12 +220,12 @@ def test_the_actors_samples_carry_the_critics_input():
     model = small_model(cfg=MLP, seed=0)
     actor = Actor.from_config(model, cfg, np.random.default_rng(0))
     chunk = actor.collect(200, epsilon=0.0)
-    n = len(chunk["target"])
-    assert n >= 200 and chunk["hands"].shape == (n, 2, 15)
-    assert chunk["legal_count"].sum() == len(chunk["legal"])
-    assert critic_input(torch.zeros(n, OBS_SIZE), chunk["hands"]).shape == (n, OBS_SIZE + CRITIC_INPUTS)
+    n = len(chunk.target)
+    assert n >= 200 and chunk.hidden_hands.shape == (n, 2, 15)
+    assert chunk.legal_count.sum() == len(chunk.legal)
+    assert critic_input(torch.zeros(n, OBS_SIZE), chunk.hidden_hands).shape == (n, OBS_SIZE + CRITIC_INPUTS)
     # every seat's trajectory is whole: a 0 of steps_left ends each, and steps count down to it
-    left = chunk["steps_left"].astype(int)
+    left = chunk.steps_left.astype(int)
     assert left[-1] == 0 and np.all((left[:-1] == 0) | (left[1:] == left[:-1] - 1))
 
 
@@ -254,7 +263,8 @@ def test_agents_built_from_a_ppo_checkpoint_have_no_critic_input(ppo_run, tmp_pa
                          (f"search:{exported},worlds=2,candidates=2", shared)):
         agent = make_agent(spec, STANDARD, models=models)
         policy = agent.base if spec.startswith("search:") else agent
-        assert isinstance(policy, PolicyAgent) and policy.name == "ppo" and policy.model.learner == "ppo"
+        assert isinstance(policy, PolicyAgent) and policy.name == "ppo"
+        assert policy.model.score_kind == "logits"
         assert not any("critic" in k for k in policy.model.state_dict())
         assert all(net.state_mlp[0].in_features == len(_NOT_HISTORY) for net in policy.model.nets.values())
 
@@ -319,9 +329,9 @@ def test_dagger_warm_start_learns_the_labels_of_its_own_play(tmp_path):
     assert logged["ppo/clip_fraction"][-1][0] >= 600
     model = small_model(cfg=MLP, seed=0)
     actor = Actor.from_config(model, cfg, np.random.default_rng(0))
-    assert actor.dagger and actor.teacher is not None
+    assert actor.dagger and actor.warm_start_agent is not None
     batch = actor.collect(300, epsilon=0.0, warm=True)
-    assert batch["taught"].all()
+    assert batch.warm_start.all()
     learner = PPOLearner(model, dataclasses.replace(cfg, ppo_epochs=4, learning_rate=3e-3))
     first = learner.update(batch)["loss/policy"]  # labels that were not played are learnt, too
     for _ in range(4):
@@ -334,7 +344,7 @@ def test_cloning_a_fixed_batch_lowers_its_cross_entropy():
     model = small_model(cfg=MLP, seed=0)
     actor = Actor.from_config(model, cfg, np.random.default_rng(0))
     batch = actor.collect(300, epsilon=0.0, warm=True)
-    assert batch["taught"].all()
+    assert batch.warm_start.all()
     learner = PPOLearner(model, cfg)
     first = learner.update(batch)["loss/policy"]
     for _ in range(4):

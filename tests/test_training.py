@@ -22,7 +22,7 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("yaml")
 pytest.importorskip("tensorboard")
 
-from helpers import ROOT, STANDARD, TINY, scalars, small_config, small_model  # noqa: E402
+from helpers import ROOT, STANDARD, TINY, dmc_learner, scalars, small_config, small_model  # noqa: E402
 
 from agents.checkpoint import CheckpointError, load_model, read_checkpoint, save_checkpoint  # noqa: E402
 from agents.dmc import NETWORKS, DMCAgent, ModelConfig, network_of, segment_argmax  # noqa: E402
@@ -32,16 +32,10 @@ from doudizhu_env.engine import MAX_HISTORY  # noqa: E402
 from doudizhu_env.observation import OBS_SIZE, observe  # noqa: E402
 from doudizhu_env.rules import Rules  # noqa: E402
 from train.actor import Actor, epsilon_at  # noqa: E402
-from train.buffer import (  # noqa: E402
-    EpisodeRecorder,
-    SampleBuffer,
-    objective_targets,
-    pack_obs,
-    unpack_obs,
-)
+from train.buffer import EpisodeRecorder, SampleBuffer, objective_targets  # noqa: E402
 from train.config import TrainConfig, load_config  # noqa: E402
-from train.learner import Learner  # noqa: E402
 from train.run import train  # noqa: E402
+from train.samples import Samples, pack_obs, unpack_obs  # noqa: E402
 
 SMALL = small_config()
 
@@ -480,9 +474,9 @@ def test_learner_loss_falls_on_a_fixed_batch():
     model = small_model(seed=1)
     actor = Actor(model, 32, "wp", np.random.default_rng(0))
     batch = actor.collect(512, epsilon=0.1)
-    batch = {k: v[:512] for k, v in batch.items()}
-    assert set(np.unique(batch["network"])) >= {0, 2, 3, 4}
-    learner = Learner(model, learning_rate=3e-3, max_grad_norm=10.0)
+    batch = batch.rows(0, 512)
+    assert set(np.unique(batch.network)) >= {0, 2, 3, 4}
+    learner = dmc_learner(model, learning_rate=3e-3, max_grad_norm=10.0)
     losses = [learner.update(batch)["loss/all"] for _ in range(60)]
     assert learner.updates == 60
     assert losses[-1] < 0.5 * losses[0], (losses[0], losses[-1])
@@ -492,17 +486,17 @@ def test_learner_loss_falls_on_a_fixed_batch():
 def test_learner_stats():
     model = small_model()
     batch = Actor(model, 16, "adp", np.random.default_rng(1)).collect(256, epsilon=0.0)
-    pos = batch["network"].astype(np.int64)
+    pos = batch.network.astype(np.int64)
     with torch.no_grad():  # Q before the update: the losses reported are those of this batch
-        q = model.q_values(torch.from_numpy(unpack_obs(batch["obs"])), pos, batch["action"].astype(np.int64),
+        q = model.q_values(torch.from_numpy(unpack_obs(batch.obs)), pos, batch.action.astype(np.int64),
                            np.arange(len(pos))).numpy()
-    squared = (q - batch["target"]) ** 2
-    stats = Learner(model, 1e-3, 10.0).update(batch)
+    squared = (q - batch.target) ** 2
+    stats = dmc_learner(model, learning_rate=1e-3).update(batch)
     assert stats["loss/all"] == pytest.approx(float(squared.mean()), rel=1e-4)
     for p in np.unique(pos):
         name = NETWORKS[p]
         rows = pos == p
-        assert stats[f"return/{name}"] == pytest.approx(float(batch["target"][rows].mean()), rel=1e-5)
+        assert stats[f"return/{name}"] == pytest.approx(float(batch.target[rows].mean()), rel=1e-5)
         assert stats[f"loss/{name}"] == pytest.approx(float(squared[rows].mean()), rel=1e-4)
 
 
@@ -512,30 +506,30 @@ def test_learner_stats():
 def test_actor_deals_a_share_of_its_games_without_bidding():
     model = small_model()
     actor = Actor(model, 40, "logadp", np.random.default_rng(2), fixed_landlord_share=0.25)
-    sizes = {t.state.rules.bidding: t.state.num_games for t in actor.tables}
+    sizes = {t.state.rules.bidding: t.state.num_games for t in actor.groups}
     assert sizes == {True: 30, False: 10}
-    fixed = next(t for t in actor.tables if not t.state.rules.bidding)
+    fixed = next(t for t in actor.groups if not t.state.rules.bidding)
     assert (fixed.state.landlord >= 0).all()
     assert fixed.state.rules == dataclasses.replace(model.rules, bidding=False)  # as the evaluation's
     batch = actor.collect(2000, epsilon=0.1)
-    assert actor.frames >= 2000 and len(batch["target"]) >= 2000
+    assert actor.frames >= 2000 and len(batch.target) >= 2000
     only = Actor(model, 8, "adp", np.random.default_rng(2), fixed_landlord_share=1.0)
-    assert [t.state.rules.bidding for t in only.tables] == [False]
+    assert [t.state.rules.bidding for t in only.groups] == [False]
 
 
 def test_bids_of_a_redealt_hand_are_worth_zero():
     """All three pass: those three decisions become samples with target 0 at once."""
     model = small_model()
     actor = Actor(model, 1, "adp", np.random.default_rng(0))
-    table = actor.tables[0]
+    table = actor.groups[0]
     pass_all = DMCAgent(model)
     pass_all.decide = lambda state: (np.full(state.num_games, BID0), observe(state), network_of(state))
     out = []
     for _ in range(3):
         out += table.step(pass_all)[0]
-    assert len(out) == 1 and len(out[0]["target"]) == 3
-    assert (out[0]["target"] == 0).all() and (out[0]["network"] == 0).all()
-    assert (out[0]["action"] == BID0).all()
+    assert len(out) == 1 and len(out[0].target) == 3
+    assert (out[0].target == 0).all() and (out[0].network == 0).all()
+    assert (out[0].action == BID0).all()
     assert int(table.state.redeals[0]) == 1 and table.state.phase[0] == engine.BIDDING
 
 
@@ -566,12 +560,12 @@ def test_recorder_targets_are_the_final_points_of_the_deciding_seat(objective):
             for i, seat, p, bits in pending.pop(g):
                 expected[i] = (objective_targets(state.rewards[g, seat : seat + 1], objective)[0], p, bits)
             pending[g] = []
-        assert sorted(out["action"].tolist()) == sorted(expected)
-        for row, i in enumerate(out["action"]):
+        assert sorted(out.action.tolist()) == sorted(expected)
+        for row, i in enumerate(out.action):
             target, p, bits = expected[int(i)]
-            assert out["target"][row] == pytest.approx(target)
-            assert out["network"][row] == p
-            assert np.array_equal(out["obs"][row], bits)
+            assert out.target[row] == pytest.approx(target)
+            assert out.network[row] == p
+            assert np.array_equal(out.obs[row], bits)
         hands += len(ended)
         # the rows of ended hands are freed; those of hands in progress are kept
         assert int((rec.game >= 0).sum()) == sum(len(v) for v in pending.values())
@@ -587,8 +581,8 @@ def test_recorder_frees_rows_and_wraps_around():
         for _ in range(100):
             rec.record(np.array([0]), np.array([hand % 3]), np.array([2]), np.array([7]), obs)
         out = rec.finish(np.array([0]), np.array([[2.0, -1.0, -1.0]]))
-        assert len(out["target"]) == 100 and (rec.game < 0).all()
-    assert len(rec.finish(np.array([0]), np.array([[1.0, 1.0, 1.0]]))["target"]) == 0
+        assert len(out.target) == 100 and (rec.game < 0).all()
+    assert len(rec.finish(np.array([0]), np.array([[1.0, 1.0, 1.0]])).target) == 0
 
 
 def test_recorder_finish_of_games_without_rows():
@@ -596,8 +590,8 @@ def test_recorder_finish_of_games_without_rows():
     obs = np.zeros((1, OBS_SIZE), dtype=np.float32)
     rec.record(np.array([0]), np.array([1]), np.array([0]), np.array([9]), obs)
     out = rec.finish(np.array([0, 3]), np.array([[-2.0, 4.0, -2.0], [1.0, 1.0, -2.0]]))
-    assert out["action"].tolist() == [9] and out["target"].tolist() == [1.0]
-    assert len(rec.finish(np.array([2]), np.zeros((1, 3)))["target"]) == 0
+    assert out.action.tolist() == [9] and out.target.tolist() == [1.0]
+    assert len(rec.finish(np.array([2]), np.zeros((1, 3))).target) == 0
 
 
 def test_recorder_overrun_raises():
@@ -626,20 +620,20 @@ def test_pack_obs_round_trip():
 
 def test_sample_buffer_fifo_and_bound():
     def chunk(start, n):
-        return {"obs": np.zeros((n, 2), np.uint8), "action": np.arange(start, start + n),
-                "network": np.zeros(n, np.int8), "target": np.zeros(n, np.float32)}
+        return Samples(obs=np.zeros((n, 2), np.uint8), action=np.arange(start, start + n),
+                       network=np.zeros(n, np.int8), target=np.zeros(n, np.float32))
 
     buf = SampleBuffer(max_size=10)
     assert buf.take(1) is None
     buf.put(chunk(0, 4))
     buf.put(chunk(4, 4))
-    assert buf.take(3)["action"].tolist() == [0, 1, 2]
-    assert buf.take(3)["action"].tolist() == [3, 4, 5]
+    assert buf.take(3).action.tolist() == [0, 1, 2]
+    assert buf.take(3).action.tolist() == [3, 4, 5]
     assert buf.take(3) is None and buf.size == 2
     for i in range(5):
         buf.put(chunk(8 + 4 * i, 4))
     assert buf.size <= 10 + 4 and buf.dropped > 0
-    got = buf.take(buf.size)["action"]
+    got = buf.take(buf.size).action
     assert got.tolist() == list(range(got[0], 28))
 
 

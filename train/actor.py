@@ -23,19 +23,20 @@ Two options bring other players into the actor's games:
   exploration as the model, and all its decisions become samples. The model
   learns Q of that agent's play (Monte-Carlo returns of its games), and the
   greedy policy over that Q is one step of policy improvement over it before
-  any self-play; the PPO learner clones its decisions (marked ``taught`` in
-  the samples). Hands in progress at the switch are finished by the model.
+  any self-play; the PPO learner clones its decisions (marked ``warm_start``
+  in the samples). Hands in progress at the switch are finished by the model.
   With ``warm_start_mode: dagger`` (PPO) the model plays instead, as it does
   after the warm start, and the warm-start agent only labels: each of the
   model's decisions is recorded with the move the agent would have made
-  there (``taught``), so the policy learns the agent's choices on the states
-  its own play reaches (DAgger).
+  there (``warm_start``), so the policy learns the agent's choices on the
+  states its own play reaches (DAgger).
 
-With ``learner: ppo`` the model plays as a policy, drawing each move from the
-softmax of its scores over the legal actions (:class:`agents.policy.PolicyAgent`),
-and the samples are whole trajectories with what the PPO learner needs: the
-hidden hands (the critic's input), the legal actions and ``steps_left``
-(:class:`train.buffer.EpisodeRecorder` with ``trajectories``).
+The learner decides how the model plays and what is recorded
+(:class:`train.learner.Learner`): DMC's model plays epsilon-greedily on its
+Q-values; PPO's is a policy that draws each move from the softmax of its
+scores over the legal actions (:class:`agents.policy.PolicyAgent`), and its
+samples are whole trajectories with the hidden hands (the critic's input), the
+legal actions and ``steps_left`` (:mod:`train.samples`).
 
 *Frames* are the decisions that become samples; an opponent's moves are part
 of the environment, as a Gymnasium opponent's are.
@@ -45,7 +46,6 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import functools
 import multiprocessing as mp
 import queue as queue_lib
 import signal
@@ -55,14 +55,15 @@ import torch
 
 from agents.base import Agent
 from agents.dmc import DMCAgent, DMCModel, network_of
-from agents.policy import PolicyAgent
 from doudizhu_env import engine
 from doudizhu_env.driver import drive
 from doudizhu_env.legal import bits_to_ids, sample_bits
 from doudizhu_env.observation import observe, seat_view
 
-from .buffer import EpisodeRecorder, concat_samples
+from .buffer import EpisodeRecorder
 from .config import TrainConfig
+from .learner import NOTHING_MORE, Recording, learner_class
+from .samples import Samples
 
 
 def epsilon_at(frames: int, start: float, final: float, decay_frames: int) -> float:
@@ -72,11 +73,11 @@ def epsilon_at(frames: int, start: float, final: float, decay_frames: int) -> fl
     return start + (final - start) * min(1.0, frames / decay_frames)
 
 
-def explore(actions: np.ndarray, state: engine.State, pos: np.ndarray, eps: np.ndarray,
+def explore(actions: np.ndarray, state: engine.State, network: np.ndarray, eps: np.ndarray,
             rng: np.random.Generator) -> np.ndarray:
     """``actions`` with each replaced by a uniformly random legal one with probability ``eps`` (per
     game, e.g. :meth:`agents.dmc.DMCAgent.epsilons`); games that are over (network -1) keep theirs."""
-    games = np.flatnonzero((rng.random(state.num_games) < eps) & (pos >= 0))
+    games = np.flatnonzero((rng.random(state.num_games) < eps) & (network >= 0))
     out = actions.copy()
     if len(games):
         out[games] = sample_bits(engine.legal_bits(engine.take(state, games)), rng)
@@ -124,8 +125,8 @@ class PastSelves:
         return out
 
 
-class _Batch:
-    """One batch of games under one rule set, who plays which seat, and the decisions of its hands
+class _GameGroup:
+    """The games of an actor under one rule set, who plays which seat, and the decisions of its hands
     in progress.
 
     ``seat_player[g, k]`` is 0 where the model plays seat ``k`` of game ``g``, and ``1 + i`` where
@@ -135,9 +136,9 @@ class _Batch:
     """
 
     def __init__(self, rules, num_games: int, objective: str, rng: np.random.Generator,
-                 opponents=(), opponent_share: float = 0.0, hands: bool = False, trajectories: bool = False):
+                 opponents=(), opponent_share: float = 0.0, recording: Recording = NOTHING_MORE):
         self.state = engine.reset(rng, num_games, rules)
-        self.recorder = EpisodeRecorder(num_games, objective, hands, trajectories)
+        self.recorder = EpisodeRecorder(num_games, objective, recording.hidden_hands, recording.trajectories)
         self.games = np.arange(num_games)
         self.rng = rng
         self.opponents = list(opponents)
@@ -162,40 +163,40 @@ class _Batch:
             else:
                 self.player_of[drawn] = player
 
-    def step(self, agent: DMCAgent, teacher=None,
-             dagger: bool = False) -> tuple[list[dict[str, np.ndarray]], int]:
+    def step(self, agent: DMCAgent, warm_start_agent=None,
+             dagger: bool = False) -> tuple[list[Samples], int]:
         """One decision in every game: the samples of the hands that ended or were redealt, and the
-        number of decisions recorded. With a ``teacher`` it plays (and records) every seat; with
-        ``dagger`` too, the model plays its seats and the teacher's choices there are recorded."""
+        number of decisions recorded. With a ``warm_start_agent`` it plays (and records) every seat;
+        with ``dagger`` too, the model plays its seats and that agent's choices there are recorded."""
         s = self.state
-        learner = _Learner(agent, teacher, legal=self.recorder.legal is not None, dagger=dagger)
-        if teacher is not None and not dagger:
-            by_seat, players = np.zeros((len(self.games), 3), np.int64), [learner]
+        model = _ModelPlayer(agent, warm_start_agent, legal=self.recorder.legal is not None, dagger=dagger)
+        if warm_start_agent is not None and not dagger:
+            by_seat, players = np.zeros((len(self.games), 3), np.int64), [model]
         else:
-            by_seat, players = self._seat_players(learner)
+            by_seat, players = self._seat_players(model)
         # the driver's one step, unchecked: every player here picks among the legal actions, and the
         # engine's check more than doubles a step at these batch sizes (B=4096: 2.4 ms, 1.0 without)
         turn = next(drive(s, by_seat, players, auto_reset=True, max_steps=1, check=False))
         mine = np.flatnonzero(by_seat[self.games, s.to_act] == 0)
         if len(mine):
-            hidden = hidden_hands(s, mine) if self.recorder.hands is not None else None
-            actions = turn.actions[mine] if learner.labels is None else learner.labels
-            self.recorder.record(mine, s.to_act[mine], learner.pos, actions, learner.obs, hidden,
-                                 learner.legal, taught=teacher is not None, log_prob=learner.log_prob)
+            hidden = hidden_hands(s, mine) if self.recorder.hidden_hands is not None else None
+            actions = turn.actions[mine] if model.labels is None else model.labels
+            self.recorder.record(mine, s.to_act[mine], model.network, actions, model.obs, hidden, model.legal,
+                                 warm_start=warm_start_agent is not None, log_prob=model.log_prob)
         self.state = turn.after
         return self._finished(s.redeals), len(mine)
 
-    def _seat_players(self, learner) -> tuple[np.ndarray, list]:
-        """Who plays each seat this step, for the driver: 0 the learner, ``1 + k`` the k-th distinct
+    def _seat_players(self, model) -> tuple[np.ndarray, list]:
+        """Who plays each seat this step, for the driver: 0 the model, ``1 + k`` the k-th distinct
         opponent object (a past self is one object per copy)."""
         mixed = np.flatnonzero(self.mixed)
         groups = _grouped(self.player_of[mixed], mixed)
         by_seat = self.seat_player.copy()
         for k, (_, games) in enumerate(groups):
             by_seat[games] = np.where(self.seat_player[games] > 0, 1 + k, 0)
-        return by_seat, [learner, *(player for player, _ in groups)]
+        return by_seat, [model, *(player for player, _ in groups)]
 
-    def _finished(self, redeals_before: np.ndarray) -> list[dict[str, np.ndarray]]:
+    def _finished(self, redeals_before: np.ndarray) -> list[Samples]:
         out = []
         ended = np.flatnonzero(self.state.ended)
         if len(ended):
@@ -209,36 +210,39 @@ class _Batch:
         return out
 
 
-class _Learner:
-    """The learning agent as a player of the driver, keeping what the recorder needs of its step:
+class _ModelPlayer:
+    """The model's agent as a player of the driver, keeping what the recorder needs of its step:
     the observations and networks of its games and, for PPO's trajectories, their legal actions and
     the log-probabilities of the actions the policy drew.
-    With a ``teacher``, the teacher chooses (with the agent's exploration) and the agent records;
-    with ``dagger`` too, the agent chooses and the teacher's choices are kept as ``labels``."""
+    With a ``warm_start_agent``, that agent chooses (with the model's exploration) and the model's
+    side records; with ``dagger`` too, the model chooses and that agent's choices are kept as
+    ``labels``."""
 
     needs_view = False  # the model observes the acting seat's own view (observation.observe)
     legal_by_construction = True
 
-    def __init__(self, agent: DMCAgent, teacher=None, legal: bool = False, dagger: bool = False):
-        self.agent, self.teacher, self.keep_legal, self.dagger = agent, teacher, legal, dagger
+    def __init__(self, agent: DMCAgent, warm_start_agent=None, legal: bool = False, dagger: bool = False):
+        self.agent, self.warm_start_agent = agent, warm_start_agent
+        self.keep_legal, self.dagger = legal, dagger
         self.labels: np.ndarray | None = None
-        self.obs = self.pos = np.zeros(0)
+        self.obs = self.network = np.zeros(0)
         self.legal: tuple[np.ndarray, np.ndarray] | None = None
         self.log_prob: np.ndarray | None = None
 
     def act(self, state: engine.State) -> np.ndarray:
-        if self.teacher is None or self.dagger:
-            actions, self.obs, self.pos = self.agent.decide(state)
-            if self.keep_legal and isinstance(self.agent, PolicyAgent):
-                self.legal, self.log_prob = self.agent.last_legal, self.agent.last_log_probs
-            if self.teacher is not None:  # DAgger: the model's move is played, the teacher's is learnt
-                self.labels = np.asarray(self.teacher.act(seat_view(state)), np.int64)
+        if self.warm_start_agent is None or self.dagger:
+            actions, self.obs, self.network = self.agent.decide(state)
+            if self.keep_legal:
+                self.legal = self.agent.last_legal
+                self.log_prob = self.agent.behaviour_log_probs(actions, self.network)
+            if self.warm_start_agent is not None:  # DAgger: the model's move is played, the label is learnt
+                self.labels = np.asarray(self.warm_start_agent.act(seat_view(state)), np.int64)
             return actions
-        self.obs, self.pos = observe(state), network_of(state)
-        taught = self.teacher.act(seat_view(state))
+        self.obs, self.network = observe(state), network_of(state)
+        chosen = self.warm_start_agent.act(seat_view(state))
         if self.keep_legal:
             self.legal = bits_to_ids(engine.legal_bits(state))
-        return explore(taught, state, self.pos, self.agent.epsilons(self.pos), self.agent.rng)
+        return explore(chosen, state, self.network, self.agent.epsilons(self.network), self.agent.rng)
 
 
 def hidden_hands(state: engine.State, games: np.ndarray) -> np.ndarray:
@@ -262,30 +266,32 @@ class Actor:
     ``fixed_landlord_share`` of the games are dealt by the same rules without
     bidding (the landlord drawn at random), the others play the full game;
     both kinds are chosen for by the same model. ``opponents`` (agents, or a
-    :class:`PastSelves`) play the other seats of ``opponent_share`` of the games, and ``teacher`` (an
-    agent) plays every seat while :meth:`step` is asked to warm up (see the
-    module docstring).
+    :class:`PastSelves`) play the other seats of ``opponent_share`` of the games, and
+    ``warm_start_agent`` plays every seat while :meth:`step` is asked to warm up (see the module
+    docstring).
 
-    With ``policy`` the model is a policy (:class:`agents.policy.PolicyAgent`, drawing each action
-    from its softmax, then epsilon-greedy exploration as configured) and the samples are whole
-    trajectories with the hidden hands, the legal actions and who made each decision
-    (:class:`train.buffer.EpisodeRecorder` with ``trajectories``): the policy learner's input.
+    ``learner`` (a :data:`train.learner.LEARNERS` name) says how the model plays
+    (:meth:`~train.learner.Learner.acting_agent`) and what the samples carry
+    (:attr:`~train.learner.Learner.recording`); a model with a hand head records the hidden hands
+    (its labels) whatever the learner.
     """
 
     def __init__(self, model: DMCModel, num_games: int, objective: str, rng: np.random.Generator,
                  bidding_epsilon: float | None = None, fixed_landlord_share: float = 0.0,
-                 opponents: list | None = None, opponent_share: float = 0.0, teacher=None,
-                 doubling_epsilon: float | None = None, policy: bool = False, dagger: bool = False):
-        kind = functools.partial(PolicyAgent, sample=True) if policy else DMCAgent
-        self.agent = kind(model, rng=rng, bidding_epsilon=bidding_epsilon, doubling_epsilon=doubling_epsilon)
+                 opponents: list | None = None, opponent_share: float = 0.0, warm_start_agent=None,
+                 doubling_epsilon: float | None = None, learner: str = "dmc", dagger: bool = False):
+        kind = learner_class(learner)
+        self.agent = kind.acting_agent(model, rng, bidding_epsilon, doubling_epsilon)
         self.rng = rng
         self.opponents = list(opponents or [])
-        self.teacher, self.dagger = teacher, dagger
+        self.warm_start_agent, self.dagger = warm_start_agent, dagger
         rules = model.rules
         fixed = int(round(num_games * fixed_landlord_share)) if rules.bidding else 0
         sizes = [(rules, num_games - fixed), (dataclasses.replace(rules, bidding=False), fixed)]
-        hands = model.cfg.hand_head or policy  # the hand head's labels, or the critic's input
-        self.tables = [_Batch(r, n, objective, rng, self.opponents, opponent_share, hands, policy)
+        recording = kind.recording
+        if model.cfg.hand_head:  # the hand head's labels
+            recording = dataclasses.replace(recording, hidden_hands=True)
+        self.groups = [_GameGroup(r, n, objective, rng, self.opponents, opponent_share, recording)
                        for r, n in sizes if n > 0]
         self.frames = 0
         self.hands = 0
@@ -303,42 +309,42 @@ class Actor:
             return make_agent(spec, rules=model.rules, seed=rng.integers(2**63))
 
         opponents = [build(spec) for spec in cfg.opponents] if cfg.opponent_share else []
-        teacher = build(cfg.warm_start_agent) if cfg.warm_start_frames else None
+        warm_start_agent = build(cfg.warm_start_agent) if cfg.warm_start_frames else None
         return cls(model, cfg.games_per_actor, cfg.objective, rng, cfg.bidding_epsilon,
-                   cfg.fixed_landlord_share, opponents, cfg.opponent_share, teacher, cfg.doubling_epsilon,
-                   policy=cfg.learner == "ppo", dagger=cfg.warm_start_mode == "dagger")
+                   cfg.fixed_landlord_share, opponents, cfg.opponent_share, warm_start_agent,
+                   cfg.doubling_epsilon, learner=cfg.learner, dagger=cfg.warm_start_mode == "dagger")
 
-    def step(self, epsilon: float, warm: bool = False) -> list[dict[str, np.ndarray]]:
+    def step(self, epsilon: float, warm: bool = False) -> list[Samples]:
         """One decision in every game; the samples of the hands that ended (possibly none).
 
-        ``warm``: the teacher plays every seat, or with ``dagger`` labels the model's decisions (an
-        actor without one plays as usual).
+        ``warm``: the warm-start agent plays every seat, or with ``dagger`` labels the model's
+        decisions (an actor without one plays as usual).
         """
         self.agent.epsilon = epsilon
-        teacher = self.teacher if warm else None
+        warm_start_agent = self.warm_start_agent if warm else None
         out = []
-        for table in self.tables:
-            samples, made = table.step(self.agent, teacher, self.dagger)
+        for group in self.groups:
+            samples, made = group.step(self.agent, warm_start_agent, self.dagger)
             out += samples
             self.frames += made
-            self.hands += int(table.state.ended.sum())
+            self.hands += int(group.state.ended.sum())
         for opponent in self.opponents:
             if isinstance(opponent, PastSelves):
                 opponent.update(self.agent.model, self.frames)
         return out
 
     def collect(self, num_samples: int, epsilon: float, warm: bool = False,
-                stop=None) -> dict[str, np.ndarray]:
+                stop=None) -> Samples:
         """Step until at least ``num_samples`` samples are ready (or ``stop()`` says the run is over,
         checked every step, so a large chunk never outlives the run's budget); return them."""
         chunks, count = [], 0
         with torch.no_grad():
             while count < num_samples and not (stop is not None and stop()):
                 for out in self.step(epsilon, warm):
-                    if len(out["target"]):
+                    if len(out):
                         chunks.append(out)
-                        count += len(out["target"])
-        return concat_samples(chunks)
+                        count += len(out)
+        return Samples.concat(chunks)
 
 
 def actor_process(model: DMCModel, cfg: TrainConfig, seed_seq: list[int], samples, frames, stop) -> None:
@@ -361,7 +367,7 @@ def actor_process(model: DMCModel, cfg: TrainConfig, seed_seq: list[int], sample
         before = actor.frames
         warm = frames.value < cfg.warm_start_frames
         chunk = actor.collect(cfg.chunk_size, eps, warm=warm, stop=over)
-        if not len(chunk["target"]):
+        if not len(chunk):
             continue
         with frames.get_lock():
             frames.value += actor.frames - before

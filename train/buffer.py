@@ -2,15 +2,16 @@
 
 :class:`EpisodeRecorder` keeps every decision of the hands in progress in a
 ring of rows (observation as packed bits, action, network, game, seat, and
-with ``hands`` the two hidden hands at that decision, the hand head's labels).
-When a hand ends, all its rows become samples whose target is the final
-result of the seat that made the decision (``objective_targets``), and the
-rows are freed. Everything is array operations over the batch; nothing
-loops per sample (but for the legal sets below, one small array per decision).
+with ``hidden_hands`` the two hidden hands at that decision). When a hand
+ends, all its rows become samples (:class:`train.samples.Samples`) whose
+target is the final result of the seat that made the decision
+(``objective_targets``), and the rows are freed. Everything is array
+operations over the batch; nothing loops per sample (but for the legal sets
+below, one small array per decision).
 
 With ``trajectories`` (the policy learner, :mod:`train.ppo`) the recorder also
-keeps each decision's legal actions, whether a teacher made it and the
-log-probability of the action under the policy that drew it, and a
+keeps each decision's legal actions, whether the warm-start agent made it and
+the log-probability of the action under the policy that drew it, and a
 finished hand's samples come as whole trajectories: each seat's decisions
 together, in the order they were made, ``steps_left`` counting the seat's
 decisions after each one in that hand (0 at its last). A chunk of finished
@@ -26,15 +27,9 @@ import numpy as np
 
 from doudizhu_env.cards import NUM_RANKS
 from doudizhu_env.engine import MAX_HISTORY
-from doudizhu_env.observation import OBS_SIZE
 from doudizhu_env.rewards import OBJECTIVES, shape_reward
 
-#: The fields of every sample; a recorder with ``hands`` adds ``hands`` (``(N, 2, NUM_RANKS)`` int8).
-SAMPLE_FIELDS = ("obs", "action", "network", "target")
-#: The fields a recorder with ``trajectories`` adds: the legal actions of each sample (``legal``, all
-#: samples' ids one after the other, ``legal_count`` of them each), ``steps_left``, ``taught`` and
-#: ``log_prob`` (of the action under the policy that chose it; 0 where a teacher did).
-TRAJECTORY_FIELDS = ("legal", "legal_count", "steps_left", "taught", "log_prob")
+from .samples import OBS_BYTES, Samples, pack_obs
 
 
 def objective_targets(points: np.ndarray, objective: str) -> np.ndarray:
@@ -48,33 +43,23 @@ def objective_targets(points: np.ndarray, objective: str) -> np.ndarray:
     return shape_reward(points, OBJECTIVES[objective])
 
 
-def pack_obs(obs: np.ndarray) -> np.ndarray:
-    """``(N, OBS_SIZE)`` 0/1 floats -> ``(N, ceil(OBS_SIZE / 8))`` uint8."""
-    return np.packbits(obs.astype(bool), axis=1)
-
-
-def unpack_obs(bits: np.ndarray) -> np.ndarray:
-    """Inverse of :func:`pack_obs`, as float32."""
-    return np.unpackbits(bits, axis=1, count=OBS_SIZE).astype(np.float32)
-
-
 class EpisodeRecorder:
     """Decisions of ``num_games`` hands in progress; see the module docstring."""
 
-    def __init__(self, num_games: int, objective: str = "adp", hands: bool = False,
+    def __init__(self, num_games: int, objective: str = "adp", hidden_hands: bool = False,
                  trajectories: bool = False):
         # a hand has at most 3 * (redeals + 1) + MAX_HISTORY decisions; a ring of
         # num_games * 2 * MAX_HISTORY rows is never overrun in practice, and checked
         self.capacity = num_games * 2 * MAX_HISTORY
         self.objective = objective
-        self.obs = np.zeros((self.capacity, -(-OBS_SIZE // 8)), dtype=np.uint8)
+        self.obs = np.zeros((self.capacity, OBS_BYTES), dtype=np.uint8)
         self.action = np.zeros(self.capacity, dtype=np.int64)
         self.network = np.zeros(self.capacity, dtype=np.int8)
         self.game = np.full(self.capacity, -1, dtype=np.int64)
         self.seat = np.zeros(self.capacity, dtype=np.int8)
-        self.hands = np.zeros((self.capacity, 2, NUM_RANKS), dtype=np.int8) if hands else None
+        self.hidden_hands = np.zeros((self.capacity, 2, NUM_RANKS), dtype=np.int8) if hidden_hands else None
         self.legal = np.empty(self.capacity, dtype=object) if trajectories else None
-        self.taught = np.zeros(self.capacity, dtype=bool)
+        self.warm_start = np.zeros(self.capacity, dtype=bool)
         self.log_prob = np.zeros(self.capacity, dtype=np.float32)
         self.time = np.zeros(self.capacity, dtype=np.int64)  # decisions recorded before this one
         self.recorded = 0
@@ -82,13 +67,13 @@ class EpisodeRecorder:
 
     def record(self, games: np.ndarray, seats, networks, actions, obs: np.ndarray,
                hidden: np.ndarray | None = None, legal: tuple[np.ndarray, np.ndarray] | None = None,
-               taught: bool = False, log_prob: np.ndarray | None = None) -> None:
+               warm_start: bool = False, log_prob: np.ndarray | None = None) -> None:
         """Append one decision for each of ``games``; ``hidden`` (``(n, 2, NUM_RANKS)``: the next
-        seat's hand and the one after it) is required by a recorder with ``hands``, ``legal``
+        seat's hand and the one after it) is required by a recorder with ``hidden_hands``, ``legal``
         (``(ids, offsets)`` of the legal actions of each decision) by one with ``trajectories``;
-        ``taught``: a teacher made these decisions; ``log_prob``: of each action under the policy
-        that drew it (a recorder with ``trajectories`` needs it unless ``taught``)."""
-        self._check_record(hidden, legal, taught, log_prob)  # before anything is written
+        ``warm_start``: the actions are the warm-start agent's; ``log_prob``: of each action under
+        the policy that drew it (a recorder with ``trajectories`` needs it unless ``warm_start``)."""
+        self._check_record(hidden, legal, warm_start, log_prob)  # before anything is written
         n = len(games)
         rows = (self.head + np.arange(n)) % self.capacity
         if np.any(self.game[rows] >= 0):
@@ -96,31 +81,31 @@ class EpisodeRecorder:
         self.obs[rows] = pack_obs(obs)
         self.action[rows], self.network[rows] = actions, networks
         self.game[rows], self.seat[rows] = games, seats
-        if self.hands is not None:
+        if self.hidden_hands is not None:
             assert hidden is not None  # _check_record
-            self.hands[rows] = hidden
+            self.hidden_hands[rows] = hidden
         if self.legal is not None:
             assert legal is not None  # _check_record
             ids, offsets = legal
             for row, start, stop in zip(rows, offsets[:-1], offsets[1:], strict=True):
                 self.legal[row] = ids[start:stop].astype(np.int32)
-            self.log_prob[rows] = 0.0 if taught or log_prob is None else log_prob
-        self.taught[rows] = taught
+            self.log_prob[rows] = 0.0 if warm_start or log_prob is None else log_prob
+        self.warm_start[rows] = warm_start
         self.time[rows] = self.recorded + np.arange(n)
         self.recorded += n
         self.head = int((self.head + n) % self.capacity)
 
-    def _check_record(self, hidden, legal, taught: bool, log_prob) -> None:
+    def _check_record(self, hidden, legal, warm_start: bool, log_prob) -> None:
         """ValueError naming what :meth:`record` lacks for this recorder's fields."""
-        if self.hands is not None and hidden is None:
-            raise ValueError("this recorder keeps the hidden hands (hands=True): pass `hidden`")
+        if self.hidden_hands is not None and hidden is None:
+            raise ValueError("this recorder keeps the hidden hands (hidden_hands=True): pass `hidden`")
         if self.legal is not None and legal is None:
             raise ValueError("this recorder keeps the legal actions (trajectories=True): pass `legal`")
-        if self.legal is not None and not taught and log_prob is None:
+        if self.legal is not None and not warm_start and log_prob is None:
             raise ValueError("this recorder keeps the policy's log-probabilities (trajectories=True): "
                              "pass `log_prob`")
 
-    def finish(self, games: np.ndarray, points: np.ndarray) -> dict[str, np.ndarray]:
+    def finish(self, games: np.ndarray, points: np.ndarray) -> Samples:
         """Samples of every recorded decision of the ended ``games`` (``points``: ``(len(games), 3)``)."""
         slot = np.full(max(int(self.game.max(initial=-1)), int(np.max(games, initial=-1))) + 2, -1)
         slot[games] = np.arange(len(games))
@@ -128,18 +113,18 @@ class EpisodeRecorder:
         if self.legal is not None:  # each seat's decisions together, in order (module docstring)
             rows = rows[np.lexsort((self.time[rows], self.seat[rows], self.game[rows]))]
         targets = objective_targets(points[slot[self.game[rows]], self.seat[rows]], self.objective)
-        out: dict[str, np.ndarray] = {"obs": self.obs[rows], "action": self.action[rows],
-                                      "network": self.network[rows], "target": targets}
-        if self.hands is not None:
-            out["hands"] = self.hands[rows]
+        hidden = None if self.hidden_hands is None else self.hidden_hands[rows]
+        trajectories = self._trajectory_fields(rows) if self.legal is not None else {}
+        out = Samples(obs=self.obs[rows], action=self.action[rows], network=self.network[rows],
+                      target=targets, hidden_hands=hidden, **trajectories)
         if self.legal is not None:
-            out.update(self._trajectory_fields(rows))
             self.legal[rows] = None
         self.game[rows] = -1
         return out
 
     def _trajectory_fields(self, rows: np.ndarray) -> dict[str, np.ndarray]:
-        """The :data:`TRAJECTORY_FIELDS` of ``rows`` (sorted by game, seat and time)."""
+        """The trajectory fields (:data:`train.samples.TRAJECTORY`) of ``rows`` (sorted by game, seat
+        and time)."""
         assert self.legal is not None, "trajectory fields of a recorder made without trajectories"
         legal = list(self.legal[rows])
         key = self.game[rows] * 3 + self.seat[rows]
@@ -149,7 +134,7 @@ class EpisodeRecorder:
         return {"legal": np.concatenate(legal) if legal else np.zeros(0, np.int32),
                 "legal_count": np.array([len(a) for a in legal], np.int32),
                 "steps_left": (end_of_row - np.arange(len(rows))).astype(np.int16),
-                "taught": self.taught[rows], "log_prob": self.log_prob[rows]}
+                "warm_start": self.warm_start[rows], "log_prob": self.log_prob[rows]}
 
 
 class SampleBuffer:
@@ -157,56 +142,47 @@ class SampleBuffer:
 
     def __init__(self, max_size: int):
         self.max_size = max_size
-        self.parts: list[dict[str, np.ndarray]] = []
+        self.parts: list[Samples] = []
         self.size = 0
         self.dropped = 0
 
-    def put(self, chunk: dict[str, np.ndarray]) -> None:
+    def put(self, chunk: Samples) -> None:
         """Append ``chunk``; a chunk of no samples (an actor stopped before its first) is not kept, so
-        every part held has the fields of the samples (``hands`` included where recorded)."""
-        if not len(chunk["target"]):
+        every part held has the fields of the samples (``hidden_hands`` included where recorded)."""
+        if not len(chunk):
             return
         self.parts.append(chunk)
-        self.size += len(chunk["target"])
-        while self.size - len(self.parts[0]["target"]) >= self.max_size:
+        self.size += len(chunk)
+        while self.size - len(self.parts[0]) >= self.max_size:
             old = self.parts.pop(0)
-            self.size -= len(old["target"])
-            self.dropped += len(old["target"])
+            self.size -= len(old)
+            self.dropped += len(old)
 
     def _oldest(self, n: int) -> tuple[int, int]:
         """How many of the oldest chunks hold ``n`` samples or more, and how many samples they hold."""
         used, count = 0, 0
         while count < n:
-            count += len(self.parts[used]["target"])
+            count += len(self.parts[used])
             used += 1
         return used, count
 
-    def take(self, n: int) -> dict[str, np.ndarray] | None:
+    def take(self, n: int) -> Samples | None:
         """The ``n`` oldest samples (removed), or None when fewer are held."""
         if self.size < n:
             return None
         used, count = self._oldest(n)
-        joined = concat_samples(self.parts[:used])
-        rest = {k: v[n:] for k, v in joined.items()}
-        self.parts = ([rest] if count > n else []) + self.parts[used:]
+        joined = Samples.concat(self.parts[:used])
+        self.parts = ([joined.rows(n, count)] if count > n else []) + self.parts[used:]
         self.size -= n
-        return {k: v[:n] for k, v in joined.items()}
+        return joined.rows(0, n)
 
-    def take_whole(self, n: int) -> dict[str, np.ndarray] | None:
+    def take_whole(self, n: int) -> Samples | None:
         """The oldest chunks, whole, as one (removed): as few as hold ``n`` samples or more; None when
         all of them hold fewer. Chunks of whole hands give whole hands (the policy learner's)."""
         if self.size < n:
             return None
         used, count = self._oldest(n)
-        joined = concat_samples(self.parts[:used])
+        joined = Samples.concat(self.parts[:used])
         self.parts = self.parts[used:]
         self.size -= count
         return joined
-
-
-def concat_samples(chunks: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
-    """One chunk of several with the same fields (of none: a chunk of no samples)."""
-    if not chunks:
-        return {"obs": np.zeros((0, -(-OBS_SIZE // 8)), np.uint8), "action": np.zeros(0, np.int64),
-                "network": np.zeros(0, np.int8), "target": np.zeros(0, np.float32)}
-    return {k: np.concatenate([c[k] for c in chunks]) for k in chunks[0]}

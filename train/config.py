@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 
 import yaml
 
-from agents.checkpoint import LEARNERS
 from agents.dmc import ModelConfig
 from doudizhu_arena.cluster import BACKENDS
 from doudizhu_env.cards import NUM_RANKS
@@ -27,13 +26,14 @@ from doudizhu_env.checks import short
 from doudizhu_env.engine import MAX_HISTORY
 from doudizhu_env.files import input_refusal
 from doudizhu_env.observation import OBS_SIZE
-from doudizhu_env.rewards import OBJECTIVES as REWARD_OF_OBJECTIVE
+from doudizhu_env.rewards import OBJECTIVES  # adp, wp, logadp
 
-OBJECTIVES = tuple(REWARD_OF_OBJECTIVE)
+from .learner import LEARNERS, learner_class
+
 #: How the warm-start agent teaches (``warm_start_mode``): it plays, or it labels the model's play.
 WARM_START_MODES = ("clone", "dagger")
 #: The most memory a config's samples may take (:meth:`TrainConfig.memory_bytes`), in GiB.
-MAX_MEMORY_GIB = 16  # adp, wp, logadp: see doudizhu_env.rewards.OBJECTIVES
+MAX_MEMORY_GIB = 16
 _FLOAT = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
 _DEVICE = re.compile(r"auto|cpu|cuda(:\d+)?|mps")
 #: What 0 means for the fields that may be 0.
@@ -211,9 +211,9 @@ class TrainConfig:
             value = getattr(self, f.name)
             if isinstance(value, float) and not math.isfinite(value):
                 raise ConfigError(f"{f.name} must be a finite number, got {value}")
-        self._check_ppo()
+        self._check_learner()
         if self.objective not in OBJECTIVES:
-            raise ConfigError(f"objective must be one of {OBJECTIVES}, got {short(self.objective)}")
+            raise ConfigError(f"objective must be one of {tuple(OBJECTIVES)}, got {short(self.objective)}")
         if self.rules not in ("standard", "douzero"):
             raise ConfigError(f"rules must be 'standard' or 'douzero', got {short(self.rules)}")
         for name in ("games_per_actor", "batch_size", "queue_size", "chunk_size", "buffer_size", "threads",
@@ -265,9 +265,10 @@ class TrainConfig:
         if not _DEVICE.fullmatch(self.device):
             raise ConfigError(f"device must be auto, cpu, cuda, cuda:N or mps, got {short(self.device)}")
 
-    def _check_ppo(self) -> None:
+    def _check_learner(self) -> None:
+        """The learner and its settings (its own checks: :meth:`train.learner.Learner.check_config`)."""
         if self.learner not in LEARNERS:
-            raise ConfigError(f"learner must be one of {LEARNERS}, got {short(self.learner)}")
+            raise ConfigError(f"learner must be one of {tuple(LEARNERS)}, got {short(self.learner)}")
         ranges = {"gamma": (0.0, False, 1.0, "a discount in (0, 1]"),
                   "gae_lambda": (0.0, True, 1.0, "in [0, 1]"),
                   "ppo_clip": (0.0, False, 1.0, "a clip range in (0, 1]")}
@@ -277,7 +278,7 @@ class TrainConfig:
                 raise ConfigError(f"{name} must be {what}, got {value}")
         if not 1 <= self.ppo_epochs <= 100:
             raise ConfigError(f"ppo_epochs must be in 1..100 (passes over each batch), got {self.ppo_epochs}")
-        if self.minibatch_size < 1 or (self.learner == "ppo" and self.minibatch_size > self.batch_size):
+        if self.minibatch_size < 1:
             raise ConfigError(f"minibatch_size must be in 1..batch_size ({self.batch_size}), got "
                               f"{self.minibatch_size}")
         for name in ("entropy_coef", "value_coef"):
@@ -286,15 +287,18 @@ class TrainConfig:
         if self.warm_start_mode not in WARM_START_MODES:
             raise ConfigError(f"warm_start_mode must be one of {WARM_START_MODES}, got "
                               f"{short(self.warm_start_mode)}")
-        if self.warm_start_mode == "dagger" and self.learner != "ppo":
-            raise ConfigError("warm_start_mode: dagger needs learner: ppo (DMC learns Q from the returns of "
-                              "the actions played, and a label that was not played has none); expected "
-                              "clone with learner: dmc")
+        kind = learner_class(self.learner)
+        if self.warm_start_mode == "dagger" and not kind.learns_labels:
+            raise ConfigError(f"warm_start_mode: dagger needs a learner that learns labels, such as ppo "
+                              f"({self.learner} learns from the returns of the actions played, and a label "
+                              f"that was not played has none); expected clone with learner: {self.learner}")
+        kind.check_config(self)
 
     def memory_bytes(self) -> int:
         """About how much memory the run's samples take: every actor's hands in progress (one row per
         decision, :class:`train.buffer.EpisodeRecorder`), the chunks in the queue and the buffer."""
-        hands = 2 * NUM_RANKS if self.model.hand_head else 0
+        hidden = self.model.hand_head or learner_class(self.learner).recording.hidden_hands
+        hands = 2 * NUM_RANKS if hidden else 0
         row = -(-OBS_SIZE // 8) + 8 + 1 + 8 + 1 + hands
         sample = -(-OBS_SIZE // 8) + 8 + 1 + 4 + hands
         actors = max(self.num_actors, 1)

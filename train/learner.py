@@ -1,31 +1,121 @@
-"""The DMC learner: regress Q(s, a) of the chosen actions on their Monte-Carlo targets.
+"""The learner interface: what a training algorithm is to the rest of the run.
 
-With a model built with ``hand_head`` (and batches that carry ``hands``), the
-loss also has the hand head's cross-entropy against the two hidden hands,
-weighted by ``hand_loss_weight`` (:mod:`agents.dmc`).
+A run (:mod:`train.run`) and its actors (:mod:`train.actor`) never ask which
+learner they hold; they ask the learner. A learner is one class in one module
+(:class:`train.dmc.DMCLearner`, :class:`train.ppo.PPOLearner`), named in
+:data:`LEARNERS` by its config value (``learner: dmc``). What it implements:
+
+==========================  ================================================================
+``name``                    its config value, written into checkpoints (``learner``)
+``score_kind``              what the networks' scores are: ``q_values`` or ``logits``; the
+                            agents that play its checkpoints read them so
+                            (:func:`agents.policy.policy_agent`)
+``recording``               what the actors record for it (:class:`Recording`)
+``learns_labels``           whether it can learn a warm-start agent's labels of moves it did
+                            not play (``warm_start_mode: dagger``)
+``check_config(cfg)``       its own config checks (``ConfigError``), run by the config
+``acting_agent(...)``       the agent the actors play with (exploration included)
+``take(buffer, n)``         its next batch from the :class:`~train.buffer.SampleBuffer`
+``update(batch)``           gradient steps on a :class:`~train.samples.Samples`; statistics
+``checkpoint_state()``      what it adds to a checkpoint for ``--resume`` beside its optimizer
+``resume(data, path)``      reads that back (``CheckpointError`` where it does not fit)
+``exploration(...)``        the progress line's word on exploration
+==========================  ================================================================
+
+A third learner (an A2C, or the exploitability judge's best response) is one
+new module with a subclass of :class:`Learner`, plus its entry in
+:data:`LEARNERS`.
 """
 
 from __future__ import annotations
 
+import importlib
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
 import numpy as np
 import torch
-import torch.nn.functional as F
 
-from agents.dmc import HAND_CLASSES, NETWORKS, DMCModel, ModelOutputError
+from agents.checkpoint import CheckpointError
+from agents.dmc import DMCAgent, DMCModel, ModelConfig
+from doudizhu_env.checks import short
+from doudizhu_env.rules import Rules
 
-from .buffer import unpack_obs
+from .buffer import SampleBuffer
+from .samples import Samples
+
+#: The learners, by their config value: ``module:class`` (imported when first asked for).
+LEARNERS = {"dmc": "train.dmc:DMCLearner", "ppo": "train.ppo:PPOLearner"}
 
 
-class AdamLearner:
-    """What both learners share: an Adam ``optimizer`` whose learning rate a run sets (decay)."""
+@dataclass(frozen=True)
+class Recording:
+    """What the actors record for a learner beyond the four fields every sample has
+    (:mod:`train.samples`)."""
 
-    optimizer: torch.optim.Optimizer
+    hidden_hands: bool = False
+    """The two hidden hands at each decision (a critic's input; a model with a hand head records
+    them whatever the learner)."""
+    trajectories: bool = False
+    """Whole hands with each decision's legal actions, ``steps_left``, ``warm_start`` and the
+    behaviour policy's ``log_prob``, cut only between hands."""
+
+
+#: The recording of a learner that needs only the four fields every sample has.
+NOTHING_MORE = Recording()
+
+
+class Learner(ABC):
+    """Adam on one loss over the five networks of a :class:`~agents.dmc.DMCModel` (see the module
+    docstring for what a subclass sets and implements)."""
+
+    name: ClassVar[str]
+    score_kind: ClassVar[str]
+    recording: ClassVar[Recording] = NOTHING_MORE
+    learns_labels: ClassVar[bool] = False
+
+    def __init__(self, model: DMCModel, cfg, device: str = "cpu"):
+        self.model, self.cfg = model, cfg
+        self.device = torch.device(device)
+        self.updates = 0
+
+    # -- what the run and the actors ask before any training ----------------
+
+    @classmethod
+    def new_model(cls, rules: Rules, cfg: ModelConfig) -> DMCModel:
+        """A freshly initialized model whose scores are this learner's kind."""
+        return DMCModel(rules, cfg, score_kind=cls.score_kind)
+
+    @classmethod
+    def check_config(cls, cfg) -> None:
+        """Raise ``ConfigError`` for settings this learner cannot train with (none by default)."""
+        return None
+
+    @classmethod
+    def acting_agent(cls, model: DMCModel, rng: np.random.Generator, bidding_epsilon: float | None,
+                     doubling_epsilon: float | None) -> DMCAgent:
+        """The agent the actors play with: epsilon-greedy on the scores (the run sets ``epsilon``)."""
+        return DMCAgent(model, rng=rng, bidding_epsilon=bidding_epsilon, doubling_epsilon=doubling_epsilon)
+
+    # -- training ------------------------------------------------------------
+
+    def take(self, buffer: SampleBuffer, n: int) -> Samples | None:
+        """The next batch of at least ``n`` samples (whole hands where :attr:`recording` asks for
+        trajectories), or None while the buffer holds fewer."""
+        return buffer.take_whole(n) if self.recording.trajectories else buffer.take(n)
+
+    @abstractmethod
+    def update(self, batch: Samples) -> dict[str, float]:
+        """Train on ``batch``; the statistics to log (``loss/all`` among them)."""
 
     @staticmethod
     def adam(params, learning_rate: float) -> torch.optim.Adam:
         """Adam over ``params``, fused (one kernel over all tensors: 6 ms a step where the per-tensor
         loop takes 16 ms for the PPO learner's 4.6 M parameters on one CPU thread)."""
         return torch.optim.Adam(params, lr=learning_rate, fused=True)
+
+    optimizer: torch.optim.Optimizer
 
     @property
     def learning_rate(self) -> float:
@@ -36,57 +126,37 @@ class AdamLearner:
         for group in self.optimizer.param_groups:
             group["lr"] = value
 
+    # -- checkpoints and logs ------------------------------------------------
 
-class Learner(AdamLearner):
-    """Adam on the mean squared error between Q(s, a) and the target, all networks together (plus
-    the hand head's weighted cross-entropy where the model has one)."""
+    def checkpoint_state(self) -> dict[str, Any]:
+        """The entries this learner adds to a training checkpoint beside its :attr:`optimizer`'s
+        state (``rng`` entries are merged with the run's): none by default."""
+        return {}
 
-    def __init__(self, model: DMCModel, learning_rate: float, max_grad_norm: float, device: str = "cpu",
-                 hand_loss_weight: float = 1.0):
-        self.model = model
-        self.hand_loss_weight = hand_loss_weight
-        self.device = torch.device(device)
-        self.optimizer = self.adam(model.parameters(), learning_rate)
-        self.max_grad_norm = max_grad_norm
-        self.updates = 0
+    def resume(self, data: dict, path: str) -> None:
+        """Read back what :meth:`checkpoint_state` wrote into ``data`` (the checkpoint at ``path``)."""
+        if not isinstance(data.get("optimizer"), dict) or not data["optimizer"]:
+            raise CheckpointError(f"{path!r} holds no optimizer state to resume from (a checkpoint of "
+                                  "train.run has one; an exported file does not)")
+        try:
+            self.optimizer.load_state_dict(data["optimizer"])
+        except (KeyError, TypeError, ValueError, RuntimeError, IndexError) as err:
+            raise CheckpointError(f"{path!r}: its optimizer state does not fit this model's optimizer "
+                                  f"({short(str(err), 120)})") from None
 
-    def _forward(self, batch: dict[str, np.ndarray], obs: torch.Tensor,
-                 pos: np.ndarray) -> tuple[torch.Tensor, torch.Tensor | None]:
-        """Q of the batch's actions, and the hand head's cross-entropy (None without a hand head)."""
-        ids = batch["action"].astype(np.int64)
-        if not self.model.cfg.hand_head:
-            return self.model.q_values(obs, pos, ids, np.arange(len(ids))), None
-        if "hands" not in batch:
-            raise ValueError("the model has a hand head but the batch has no 'hands': expected "
-                             "samples from actors of the same model")
-        q, logits = self.model.q_and_hands(obs, pos, ids)
-        labels = torch.from_numpy(np.minimum(batch["hands"], HAND_CLASSES - 1).astype(np.int64))
-        return q, F.cross_entropy(logits.reshape(-1, HAND_CLASSES), labels.to(self.device).reshape(-1))
+    def exploration(self, means: dict[str, float], epsilon: float, warming: bool) -> str:
+        """The progress line's word on exploration (``means``: the logged statistics since the last)."""
+        return f"eps {epsilon:.3f}"
 
-    def update(self, batch: dict[str, np.ndarray]) -> dict[str, float]:
-        """One gradient step on ``batch``; returns the loss and mean target overall and per network."""
-        obs = torch.from_numpy(unpack_obs(batch["obs"])).to(self.device)
-        pos = batch["network"].astype(np.int64)
-        target = torch.from_numpy(batch["target"].astype(np.float32)).to(self.device)
-        q, hands = self._forward(batch, obs, pos)
-        errors = (q - target) ** 2
-        loss = errors.mean() if hands is None else errors.mean() + self.hand_loss_weight * hands
-        self.optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.max_grad_norm)
-        self.optimizer.step()
-        self.updates += 1
-        stats = {"loss/all": loss.item()}
-        if hands is not None:
-            stats["loss/hands"] = hands.item()
-        if not np.isfinite(stats["loss/all"]):  # the weights are lost; stop before they are saved or played
-            raise ModelOutputError(f"the loss of update {self.updates} is {stats['loss/all']}: the model "
-                                   "produced NaN or infinite Q-values; expected finite numbers. Its weights "
-                                   "have diverged (e.g. a learning rate too high)")
-        per_sample, returns = errors.detach().cpu().numpy(), batch["target"]
-        for p, name in enumerate(NETWORKS):
-            rows = pos == p
-            if rows.any():
-                stats[f"loss/{name}"] = float(per_sample[rows].mean())
-                stats[f"return/{name}"] = float(returns[rows].mean())
-        return stats
+
+def learner_class(name: str) -> type[Learner]:
+    """The learner class of config value ``name`` (a :data:`LEARNERS` key)."""
+    if name not in LEARNERS:
+        raise ValueError(f"learner must be one of {tuple(LEARNERS)}, got {short(name)}")
+    module, _, attr = LEARNERS[name].partition(":")
+    return getattr(importlib.import_module(module), attr)
+
+
+def make_learner(cfg, model: DMCModel, device: str = "cpu") -> Learner:
+    """The learner ``cfg.learner`` names, training ``model`` on ``device``."""
+    return learner_class(cfg.learner)(model, cfg, device)

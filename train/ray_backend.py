@@ -40,6 +40,7 @@ from doudizhu_env.rules import Rules
 
 from .actor import Actor
 from .config import ConfigError, TrainConfig
+from .learner import learner_class
 
 #: An actor slot whose actors die this many times in a row before delivering a chunk stops the run.
 MAX_EARLY_DEATHS = 3
@@ -106,7 +107,7 @@ class RolloutWorker:
 
     def __init__(self, cfg: TrainConfig, seed_seq: list[int], weights: Broadcast):
         torch.set_num_threads(cfg.threads)
-        self.model = DMCModel(Rules.preset(cfg.rules), cfg.model)
+        self.model = learner_class(cfg.learner).new_model(Rules.preset(cfg.rules), cfg.model)
         device = actor_device(cfg)
         self.version = -1
         self._sync(weights)

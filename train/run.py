@@ -24,19 +24,23 @@ How it works, top to bottom:
    alternating with the learner, and the whole run is deterministic.
    With ``backend: ray`` the actors are Ray actors on a Ray cluster instead
    (:mod:`train.ray_backend`), and everything else is the same.
-3. The learner (this process) takes fixed-size batches from a bounded
-   buffer, regresses Q(s, a) on the targets with Adam, and updates the shared
-   weights in place. With ``learner: ppo`` the same networks are a policy
-   and the learner is :class:`train.ppo.PPOLearner` (batches of whole hands,
-   a critic that sees the hidden hands, the clipped objective); the rest of
-   the run is the same.
+3. The learner (this process; :class:`train.learner.Learner`, the one
+   ``learner`` names) takes batches from a bounded buffer, trains the shared
+   weights in place and says what to log and checkpoint: DMC
+   (:mod:`train.dmc`) regresses Q(s, a) on the targets; PPO
+   (:mod:`train.ppo`) takes whole hands and trains the networks as a policy
+   beside a critic that sees the hidden hands. The rest of the run is the
+   same for every learner.
 4. Every ``checkpoint_minutes`` a checkpoint; every ``eval_minutes`` an
    evaluation through the arena against the baselines; at the end both,
    and the evaluation table is printed.
 
 Stopping early: Ctrl-C (SIGINT) or SIGTERM ends the run at the next step,
 saves its checkpoint (``--resume`` continues it) and skips the final
-evaluation; a second Ctrl-C quits at once, without a checkpoint.
+evaluation; a second Ctrl-C quits at once, without a checkpoint. A loss
+that is no longer a number (the weights diverged) ends the run in one line,
+keeping the last checkpoint saved before it. The run's folder, its checks
+and ``--overwrite``: :mod:`train.run_folder`.
 """
 
 from __future__ import annotations
@@ -44,33 +48,39 @@ from __future__ import annotations
 import argparse
 import contextlib
 import copy
-import glob
 import json
-import math
 import os
-import re
 import signal
 import sys
 import threading
 import time
-from typing import Any
 
 import numpy as np
 import torch
 import torch.multiprocessing as mp
 
-from agents.checkpoint import CheckpointError, learner_of, load_model, read_checkpoint, save_checkpoint
-from agents.dmc import DMCModel
+from agents.checkpoint import (
+    CHECKPOINT_NAME,
+    CheckpointError,
+    checkpoint_path,
+    counts_of,
+    learner_of,
+    load_model,
+    minutes_of,
+    read_checkpoint,
+    save_checkpoint,
+    torch_rng_of,
+)
+from agents.dmc import ModelOutputError
 from agents.policy import policy_agent
-from doudizhu_env.checks import is_int, short
-from doudizhu_env.files import atomic_write, output_problem, remove_inside
+from doudizhu_env.files import atomic_write
 from doudizhu_env.rules import Rules
 
 from .actor import PAST, Actor, actor_process, epsilon_at
 from .buffer import SampleBuffer
 from .config import ConfigError, TrainConfig, load_config, one_line, override_parser, resolve_device
-from .learner import Learner
-from .ppo import PPOLearner
+from .learner import learner_class
+from .run_folder import EVAL_NAME, KEPT_FOLDER, EarlierRun, check_inputs_outside, check_run_dir, run_outputs
 
 
 class Run:
@@ -79,19 +89,19 @@ class Run:
     def __init__(self, cfg: TrainConfig, resume: bool):
         self.cfg = cfg
         self.dir = os.path.join(cfg.out_dir, cfg.run_name)
-        self.ckpt_path = os.path.join(self.dir, "checkpoint.pt")
+        self.ckpt_path = checkpoint_path(self.dir)
         self.rules = Rules.preset(cfg.rules)
         torch.manual_seed(cfg.seed)
-        self.model = DMCModel(self.rules, cfg.model)
-        self.model.learner = cfg.learner
+        kind = learner_class(cfg.learner)
+        self.model = kind.new_model(self.rules, cfg.model)
         self.frames, self.updates, self.resumed_from, self.resumed_updates = 0, 0, 0, 0
         self.minutes_before = 0.0  # training minutes of the run this one resumes (0 when it starts fresh)
         self.stop_signal: str | None = None  # the signal's name once the user asked the run to stop
         device = resolve_device(cfg.device)
         self.train_model = self.model if device == "cpu" else copy.deepcopy(self.model).to(device)
-        self.learner = make_learner(cfg, self.train_model, device)
+        self.learner = kind(self.train_model, cfg, device)
         self.trained = 0  # samples the learner took since this run started
-        self.last_entropy = float("nan")  # PPO's policy entropy at the last progress line
+        self.after_save = lambda: None  # called after each checkpoint is written (train: --overwrite)
         if resume:
             self._resume()
         elif cfg.init_weights:
@@ -108,26 +118,21 @@ class Run:
     def _resume(self):
         if not os.path.isfile(self.ckpt_path):
             raise CheckpointError(f"--resume: no checkpoint at {self.ckpt_path!r}; expected the "
-                                  "checkpoint.pt of an earlier run with this out_dir and run_name")
+                                  f"{CHECKPOINT_NAME} of an earlier run with this out_dir and run_name")
         data = read_checkpoint(self.ckpt_path)
         if learner_of(data) != self.cfg.learner:
             raise CheckpointError(f"--resume: {self.ckpt_path!r} was written by the {learner_of(data)} "
                                   f"learner; expected learner: {learner_of(data)} to continue it")
         model = load_model(self.ckpt_path, self.rules, self.cfg.model)
-        frames, updates, rng = _resume_state(self.ckpt_path, data)
-        try:
-            self.learner.optimizer.load_state_dict(data["optimizer"])
-        except (KeyError, TypeError, ValueError, RuntimeError, IndexError) as err:
-            raise CheckpointError(f"{self.ckpt_path!r}: its optimizer state does not fit this model's "
-                                  f"optimizer ({short(str(err), 120)})") from None
+        frames, updates = counts_of(data, self.ckpt_path)
+        rng = torch_rng_of(data, self.ckpt_path)
+        self.learner.resume(data, self.ckpt_path)
         self.model.load_state_dict(model.state_dict())
         self.train_model.load_state_dict(model.state_dict())
         self.frames = self.resumed_from = frames
         self.updates = self.resumed_updates = self.learner.updates = updates
-        self.minutes_before = _saved_minutes(data)
+        self.minutes_before = minutes_of(data)
         torch.set_rng_state(rng)
-        if isinstance(self.learner, PPOLearner):
-            resume_critic(self.learner, self.ckpt_path, data)
 
     def _init_from(self, spec: str):
         """Start from the weights of ``spec`` (a file or ``pretrained``), counting on from its frames."""
@@ -136,7 +141,7 @@ class Run:
         path = PRETRAINED if spec == "pretrained" else spec
         try:
             model = load_model(path, self.rules, self.cfg.model)
-            frames, updates = _counts(path, read_checkpoint(path), missing=0)
+            frames, updates = counts_of(read_checkpoint(path), path, missing=0)
         except CheckpointError as err:
             raise CheckpointError(f"init_weights: {err}") from None
         self.frames, self.updates = frames, updates
@@ -191,9 +196,8 @@ class Run:
 
     def train_on_buffer(self) -> None:
         """Learner updates while the buffer holds a full batch (PPO: of whole hands)."""
-        take = self.buffer.take_whole if self.cfg.learner == "ppo" else self.buffer.take
-        while (batch := take(self.cfg.batch_size)) is not None:
-            self.trained += len(batch["target"])
+        while (batch := self.learner.take(self.buffer, self.cfg.batch_size)) is not None:
+            self.trained += len(batch)
             self.learner.learning_rate = self.learning_rate()
             for key, value in self.learner.update(batch).items():
                 self.stats.setdefault(key, []).append(value)
@@ -218,24 +222,22 @@ class Run:
         self.writer.add_scalar("perf/updates", self.updates, step)
         self.writer.add_scalar("perf/trained_share", share, step)
         self.writer.flush()
-        self.last_entropy = means.get("ppo/entropy", float("nan"))
         self.stats.clear()
         self.last.update(log=now, frames=self.frames)
-        print(self.progress_line(fps, means.get("loss/all", float("nan")), share), flush=True)
+        print(self.progress_line(fps, means, share), flush=True)
 
     def trained_share(self) -> float:
         """Share of the samples made since the start that the learner trained on."""
         made = self.frames - self.resumed_from
         return min(1.0, self.trained / made) if made else 0.0
 
-    def progress_line(self, fps: float, loss: float, share: float) -> str:
+    def progress_line(self, fps: float, means: dict[str, float], share: float) -> str:
         cfg, minutes = self.cfg, self.elapsed_minutes()
         parts = [f"[{minutes:5.1f} min]", f"frames {self.frames:,}"]
         if cfg.total_frames:
             parts[-1] += f"/{cfg.total_frames:,}"
-        explore = f"eps {self.epsilon():.3f}"
-        if cfg.learner == "ppo":
-            explore = f"entropy {self.last_entropy:.3f}" + (" (cloning)" if self.warming() else "")
+        explore = self.learner.exploration(means, self.epsilon(), self.warming())
+        loss = means.get("loss/all", float("nan"))
         parts += [f"{fps:,.0f} frames/s", f"updates {self.updates:,}", f"loss {loss:.4f}", explore,
                   f"trained on {share:.1%} of samples"]
         if cfg.max_minutes:
@@ -243,36 +245,31 @@ class Run:
         return "  ".join(parts)
 
     def checkpoint(self) -> None:
-        learner: dict[str, Any] = {"learner": self.cfg.learner}
-        rng = {"torch": torch.get_rng_state()}
-        if isinstance(self.learner, PPOLearner):  # the critic, for --resume only: no agent reads it
-            learner["critic"] = self.learner.critic.state_dict()
-            rng["shuffle"] = self.learner.generator.get_state()
-        save_checkpoint(
-            self.ckpt_path, self.train_model, self.learner.optimizer,
-            frames=int(self.frames), updates=int(self.updates), train_config=self.cfg.to_dict(),
-            rng=rng, minutes=self.trained_minutes(), **learner,
-        )
+        """The run's checkpoint (the weights, the learner's optimizer and own state, counters, RNG
+        states, minutes); with ``keep_checkpoints`` a weights-only copy in ``checkpoints/``."""
+        state = self.learner.checkpoint_state()
+        rng = {"torch": torch.get_rng_state(), **state.pop("rng", {})}
+        info = {"frames": int(self.frames), "updates": int(self.updates), "learner": self.learner.name,
+                "train_config": self.cfg.to_dict(), "minutes": self.trained_minutes()}
+        save_checkpoint(self.ckpt_path, self.train_model, self.learner.optimizer, rng=rng, **info, **state)
         if self.cfg.keep_checkpoints:
-            kept = os.path.join(self.dir, "checkpoints")
-            os.makedirs(kept, exist_ok=True)
-            save_checkpoint(os.path.join(kept, f"{int(self.frames):012d}.pt"), self.train_model,
-                            frames=int(self.frames), updates=int(self.updates), learner=self.cfg.learner,
-                            train_config=self.cfg.to_dict(), minutes=self.trained_minutes())
+            kept = os.path.join(self.dir, KEPT_FOLDER, f"{int(self.frames):012d}.pt")
+            save_checkpoint(kept, self.train_model, **info)
         self.last["ckpt"] = time.monotonic()
+        self.after_save()
 
     def evaluate(self) -> dict:
         """WP / ADP against each baseline through the arena; logged and written to eval.json."""
         from doudizhu_arena.evaluation import evaluate_against
 
-        agent = policy_agent(self.model, self.cfg.learner)
+        agent = policy_agent(self.model)
         report = evaluate_against(agent, self.rules, self.cfg.eval_opponents, self.cfg.eval_deals,
                                   seed=self.cfg.seed)
         for name, figures in report.items():
             for key, value in figures.items():
                 if key != "table":
                     self.writer.add_scalar(f"eval/{name}/{key}", value, self.frames)
-        atomic_write(os.path.join(self.dir, "eval.json"),
+        atomic_write(os.path.join(self.dir, EVAL_NAME),
                      json.dumps({"frames": self.frames, "results": report}, indent=2))
         self.last["eval"] = time.monotonic()
         print(f"evaluation at {self.frames:,} frames: " + "; ".join(
@@ -287,58 +284,6 @@ class Run:
         if due and self.cfg.eval_deals:  # eval_deals 0: no evaluation, periodic or final
             self.evaluate()
         self.maybe_log()
-
-
-def make_learner(cfg: TrainConfig, model: DMCModel, device: str):
-    """The learner ``cfg.learner`` names, training ``model`` on ``device``."""
-    if cfg.learner == "ppo":
-        return PPOLearner(model, cfg, device)
-    return Learner(model, cfg.learning_rate, cfg.max_grad_norm, device, cfg.hand_loss_weight)
-
-
-def resume_critic(learner: PPOLearner, path: str, data: dict) -> None:
-    """The critic's weights and the shuffles' generator of a PPO checkpoint, into ``learner``
-    (CheckpointError when the file has none that fit)."""
-    try:
-        learner.critic.load_state_dict(data["critic"])
-        learner.generator.set_state(data["rng"]["shuffle"])
-    except (KeyError, TypeError, ValueError, RuntimeError) as err:
-        raise CheckpointError(f"{path!r}: no critic of this model to resume a ppo run from "
-                              f"({short(str(err), 120)})") from None
-
-
-def _saved_minutes(data: dict) -> float:
-    """The training minutes a checkpoint records (0 for checkpoints from before they were recorded)."""
-    minutes = data.get("minutes", 0.0)
-    ok = isinstance(minutes, (int, float)) and math.isfinite(minutes) and minutes >= 0
-    return float(minutes) if ok else 0.0
-
-
-def _resume_state(path: str, data: dict) -> tuple[int, int, torch.Tensor]:
-    """Frames, updates and torch RNG state of a checkpoint to resume from, checked (CheckpointError)."""
-    if not isinstance(data.get("optimizer"), dict) or not data["optimizer"]:
-        raise CheckpointError(f"{path!r} holds no optimizer state to resume from (a checkpoint of train.run "
-                              "has one; an exported file does not)")
-    frames, updates = _counts(path, data)
-    rng = data.get("rng", {}).get("torch") if isinstance(data.get("rng"), dict) else None
-    expected = torch.get_rng_state()
-    if not isinstance(rng, torch.Tensor) or rng.dtype != expected.dtype or rng.shape != expected.shape:
-        raise CheckpointError(f"{path!r}: its rng state is {short(rng)}; expected torch's RNG state "
-                              f"(a {expected.dtype} tensor of {expected.numel()} entries)")
-    return frames, updates, rng
-
-
-def _counts(path: str, data: dict, missing=None) -> tuple[int, int]:
-    """The frames and updates of a checkpoint, checked (CheckpointError); ``missing`` stands for an
-    absent entry (None: absent is an error too)."""
-    counts = []
-    for key in ("frames", "updates"):
-        value = data.get(key, missing)
-        if not is_int(value) or value < 0:
-            raise CheckpointError(f"{path!r}: its {key!r} is {short(value)}; expected a count (an integer "
-                                  ">= 0)")
-        counts.append(int(value))
-    return counts[0], counts[1]
 
 
 # -- the ways of running actors (the Ray one: train.ray_backend.run_ray) ------
@@ -429,63 +374,14 @@ def check_opponents(cfg: TrainConfig) -> None:
             raise ConfigError(f"{key}: {err}") from err
 
 
-def check_run_dir(cfg: TrainConfig, resume: bool, overwrite: bool) -> None:
-    """Refuse, before any work, a run folder that cannot be made or written, and an earlier run's
-    checkpoint that this run would replace (unless ``resume`` continues it or ``overwrite`` starts
-    it again). Nothing is created here."""
-    run_dir = os.path.join(cfg.out_dir, cfg.run_name)
-    existing = os.path.abspath(run_dir)
-    while not os.path.exists(existing):
-        existing = os.path.dirname(existing)
-    problem = None
-    if not os.path.isdir(existing):
-        problem = f"{existing!r} is a file"
-    elif os.path.realpath(existing).startswith(("/proc", "/sys")):
-        problem = f"{existing!r} is on a kernel file system"
-    elif not os.access(existing, os.W_OK | os.X_OK):
-        problem = f"{existing!r} is not writable"
-    elif os.path.isdir(run_dir):
-        problem = output_problem(os.path.join(run_dir, "checkpoint.pt"))
-    if problem:
-        raise ConfigError(f"the run folder {run_dir!r} cannot be written: {problem}; expected out_dir to be "
-                          "a writable folder (or a path where one can be made)")
-    if not resume and not overwrite and os.path.exists(os.path.join(run_dir, "checkpoint.pt")):
-        raise ConfigError(f"{run_dir!r} already holds the checkpoint of an earlier run with this out_dir and "
-                          "run_name; expected a new --run-name, --resume to continue that run, or "
-                          "--overwrite to start it again (replacing its checkpoint)")
-    if overwrite:
-        check_no_links(run_dir)
-    check_inputs_outside(cfg, run_dir, resume)
-
-
-def check_no_links(run_dir: str) -> None:
-    """``--overwrite`` removes and rewrites the run's own files: refuse a run folder whose outputs
-    (or its ``checkpoints`` folder) are links, which would lead it to files outside the folder."""
-    names = ["checkpoint.pt", "eval.json", "checkpoints"]
-    events = glob.glob(os.path.join(glob.escape(run_dir), "events.out.tfevents.*"))
-    names += [os.path.basename(p) for p in events]
-    links = [n for n in names if os.path.islink(os.path.join(run_dir, n))]
-    if links:
-        raise ConfigError(f"--overwrite: {os.path.join(run_dir, links[0])!r} is a link (to "
-                          f"{os.path.realpath(os.path.join(run_dir, links[0]))!r}); --overwrite removes and "
-                          "rewrites only the run folder's own files: expected no link there (remove it, or "
-                          "choose a new --run-name)")
-
-
-def check_inputs_outside(cfg: TrainConfig, run_dir: str, resume: bool) -> None:
-    """No file the run reads (``init_weights``, a checkpoint an agent spec names) may be one the run
-    writes or ``--overwrite`` removes: its checkpoints and ``eval.json`` (``--resume`` reads its own
-    checkpoint.pt on purpose)."""
+def check_inputs(cfg: TrainConfig, resume: bool) -> None:
+    """No file the run reads (``init_weights``, a checkpoint an agent spec names) may be one it writes
+    (``--resume`` reads its own checkpoint on purpose)."""
     from agents.registry import spec_files
 
     inputs = {"init_weights": [cfg.init_weights] if cfg.init_weights and not resume else []}
     inputs.update({key: spec_files(specs) for key, specs in named_specs(cfg).items()})
-    written = [os.path.join(run_dir, n) for n in ("checkpoint.pt", "eval.json")] + run_outputs(run_dir)
-    for key, paths in inputs.items():
-        for path in paths:
-            if any(os.path.exists(path) and os.path.exists(w) and os.path.samefile(path, w) for w in written):
-                raise ConfigError(f"{key}: {path!r} is a file this run writes (or --overwrite removes); "
-                                  "expected a file outside the run folder (copy it first), or --resume")
+    check_inputs_outside(os.path.join(cfg.out_dir, cfg.run_name), inputs)
 
 
 @contextlib.contextmanager
@@ -516,37 +412,36 @@ def stop_on_signals(run: Run):
             signal.signal(sig, handler)
 
 
-def run_outputs(run_dir: str) -> list[str]:
-    """The files an earlier run left in ``run_dir`` (its checkpoint, kept checkpoints, TensorBoard
-    event files, ``eval.json``); anything else in the folder is not the run's."""
-    kept = os.path.join(run_dir, "checkpoints")
-    names = [os.path.join(run_dir, n) for n in ("checkpoint.pt", "eval.json")]
-    names += glob.glob(os.path.join(glob.escape(run_dir), "events.out.tfevents.*"))
-    names += [p for p in glob.glob(os.path.join(glob.escape(kept), "*.pt"))
-              if re.fullmatch(r"\d{12}\.pt", os.path.basename(p))]
-    return sorted(p for p in names if os.path.isfile(p))
-
-
 def train(cfg: TrainConfig, resume: bool = False, overwrite: bool = False) -> dict:
     """Run training to the end of its budget; returns the final evaluation.
 
     An earlier run's checkpoint in ``out_dir/run_name`` is continued with ``resume`` or replaced
-    with ``overwrite`` (which removes all of that run's outputs, :func:`run_outputs`, once this
-    run is set up); otherwise the run is refused before it starts (:func:`check_run_dir`).
-    A run stopped by a signal (:func:`stop_on_signals`) saves its checkpoint and returns ``{}``.
+    with ``overwrite`` (its outputs are moved aside, and deleted once this run saves its first
+    checkpoint: :class:`train.run_folder.EarlierRun`); otherwise the run is refused before it
+    starts (:func:`train.run_folder.check_run_dir`). A run stopped by a signal
+    (:func:`stop_on_signals`) saves its checkpoint and returns ``{}``.
     """
-    check_run_dir(cfg, resume, overwrite)
+    run_dir = os.path.join(cfg.out_dir, cfg.run_name)
+    check_run_dir(run_dir, resume, overwrite)
+    check_inputs(cfg, resume)
     check_opponents(cfg)
     actors = actors_of(cfg)
-    earlier = run_outputs(os.path.join(cfg.out_dir, cfg.run_name)) if overwrite and not resume else []
     torch.set_num_threads(cfg.threads)
-    run = Run(cfg, resume)  # a bad init_weights file fails here, with the earlier run's files untouched
-    remove_inside(run.dir, earlier)  # started again: the earlier run's curves and checkpoints would mix
-    run.writer.add_text("config", "```\n" + json.dumps(cfg.to_dict(), indent=2) + "\n```", 0)
-    with stop_on_signals(run):  # to the saved checkpoint: a signal just after the last step still gets one
-        actors(run)
-        run.maybe_log(force=True)
-        run.checkpoint()
+    earlier = EarlierRun(run_dir, run_outputs(run_dir) if overwrite and not resume else [])
+    earlier.move_aside()  # started again: the earlier run's curves and checkpoints would mix
+    try:
+        run = Run(cfg, resume)
+        run.after_save = earlier.discard
+        run.writer.add_text("config", "```\n" + json.dumps(cfg.to_dict(), indent=2) + "\n```", 0)
+        with stop_on_signals(run):  # to the saved checkpoint: a signal after the last step still gets one
+            actors(run)
+            run.maybe_log(force=True)
+            run.checkpoint()
+    except BaseException:
+        if earlier.restore():
+            print(f"this run saved no checkpoint: the earlier run's outputs are back in {run_dir!r}",
+                  file=sys.stderr, flush=True)
+        raise
     if run.stop_signal:
         print(f"stopped by {run.stop_signal} at {run.frames:,} frames: checkpoint saved, final evaluation "
               "skipped (--resume continues the run)", flush=True)
@@ -571,8 +466,8 @@ def build_parser() -> argparse.ArgumentParser:
                                      description=__doc__.split("How it works")[0].strip(),
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--resume", action="store_true",
-                        help="continue the run out_dir/run_name from its checkpoint.pt (weights, optimizer, "
-                             "frame count); the options must give the same model and rules")
+                        help=f"continue the run out_dir/run_name from its {CHECKPOINT_NAME} (weights, "
+                             "optimizer, frame count); the options must give the same model and rules")
     parser.add_argument("--overwrite", action="store_true",
                         help="start the run out_dir/run_name again, replacing the outputs of an earlier "
                              "run with that name: its checkpoints, event files and eval.json (without it, "
@@ -600,6 +495,11 @@ def main(argv=None) -> None:
         report = train(cfg, resume=resume, overwrite=overwrite)
     except (ConfigError, CheckpointError) as err:  # a bad option or file: one line, no traceback
         parser.exit(2, f"{parser.prog}: error: {one_line(err)}\n")
+    except ModelOutputError as err:  # the weights diverged: what is on disk is the last good checkpoint
+        path = checkpoint_path(os.path.join(cfg.out_dir, cfg.run_name))
+        kept = (f"the last good checkpoint is kept: {path}" if os.path.isfile(path)
+                else "no checkpoint of this run was saved")
+        parser.exit(2, f"{parser.prog}: error: {one_line(err)}; {kept}\n")
     except KeyboardInterrupt:  # a second Ctrl-C while training, or one outside it (setup, final evaluation)
         parser.exit(130, f"{parser.prog}: interrupted by Ctrl-C (--resume continues the run from its "
                          "last saved checkpoint, if it saved one)\n")
@@ -608,7 +508,7 @@ def main(argv=None) -> None:
 
         print(format_table(report))
     run_dir = os.path.join(cfg.out_dir, cfg.run_name)
-    print(f"checkpoint: {os.path.join(run_dir, 'checkpoint.pt')}\n"
+    print(f"checkpoint: {checkpoint_path(run_dir)}\n"
           f"TensorBoard logs: {run_dir} (tensorboard --logdir {cfg.out_dir})")
 
 
