@@ -92,14 +92,46 @@ def save_deals(deals: Sequence[Deal], path: str) -> None:
     atomic_write(path, json.dumps([dataclasses.asdict(d) for d in deals]))
 
 
-#: The largest deals file read (a deal takes about 90 bytes of JSON: ten million deals and a margin).
+#: The largest deals file read (a deal takes about 130 bytes of JSON; room for indented files).
 MAX_DEALS_FILE_BYTES = 2**30
+#: The most deals a deals file may hold: parsed, a deal takes about 700 bytes of memory, and each is
+#: checked card by card (about 150 µs), so a million deals take some 0.7 GB and a few minutes.
+MAX_FILE_DEALS = 1_000_000
+#: The JSON values a deal written by :func:`save_deals` holds, counted as :func:`_json_values` counts
+#: them (its object, its list of hands, and the commas of its fields, its hands and the list).
+VALUES_PER_DEAL = 8
+
+
+class TooManyDeals(ValueError):
+    """A deals file of more deals than :data:`MAX_FILE_DEALS` (refused before it is parsed)."""
+
+
+def _json_values(path: str, most: int) -> int:
+    """An upper bound on the values in the JSON file ``path`` (its commas, brackets and braces: each
+    value but the first of a container follows a comma), counted by reading the bytes without parsing;
+    the count stops once it passes ``most``."""
+    count = 0
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(2**23), b""):
+            count += chunk.count(b",") + chunk.count(b"[") + chunk.count(b"{")
+            if count > most:
+                break
+    return count
 
 
 def load_deals(path: str) -> list[Deal]:
     """Read deals written by :func:`save_deals`, each checked (17 + 17 + 17 + 3 cards of one deck,
-    seats 0..2): ``ValueError`` names the first bad one."""
+    seats 0..2): ``ValueError`` names the first bad one.
+
+    Memory is bounded by what is parsed, not only by the file's size: a file of more than
+    :data:`MAX_FILE_DEALS` deals (or more JSON values than they would hold) is refused in one line
+    before it is parsed."""
     check_input(path, "deals file", MAX_DEALS_FILE_BYTES)
+    most = VALUES_PER_DEAL * MAX_FILE_DEALS + 2
+    if _json_values(path, most) > most:
+        raise TooManyDeals(f"it holds more JSON values than {MAX_FILE_DEALS:,} deals would (counted before "
+                         f"parsing); expected at most {MAX_FILE_DEALS:,} deals: split it, or let the judge "
+                         "shuffle the deals from a seed")
     try:
         with open(path) as f:
             data = json.load(f)
@@ -109,6 +141,8 @@ def load_deals(path: str) -> list[Deal]:
         raise ValueError(f"not UTF-8 text ({err.reason})") from None
     if not isinstance(data, list):
         raise ValueError(f"expected a JSON list of deals, got {type(data).__name__}")
+    if len(data) > MAX_FILE_DEALS:
+        raise TooManyDeals(f"it holds {len(data):,} deals; expected at most {MAX_FILE_DEALS:,}")
     deals = []
     for i, d in enumerate(data):
         try:

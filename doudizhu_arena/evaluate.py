@@ -40,6 +40,8 @@ import time
 from agents.registry import check_specs, spec_files
 from doudizhu_arena.arena import (
     DUPLICATE_MODES,
+    MAX_FILE_DEALS,
+    TooManyDeals,
     format_estimate,
     format_report,
     load_deals,
@@ -126,6 +128,9 @@ def resolve_args(args) -> tuple[list[str], Rules]:
     if args.games is not None and args.games > MAX_DEALS:
         raise ValueError(f"--games must be at most {MAX_DEALS:,} (every deal is made before the first game), "
                          f"got {args.games:,}; run several evaluations with different --seed instead")
+    if args.save_deals and not args.deals and args.games is not None and args.games > MAX_FILE_DEALS:
+        raise ValueError(f"--save-deals writes at most {MAX_FILE_DEALS:,} deals (the most --deals reads "
+                         f"back), got --games {args.games:,}")
     rules = Rules.preset(args.rules)
     if args.fixed_landlord:
         rules = Rules.preset(args.rules, bidding=False)
@@ -136,6 +141,11 @@ def read_deals(path: str) -> list:
     """The deals of a ``--save-deals`` file, or ``ValueError`` saying what is wrong with it."""
     try:
         deals = load_deals(path)
+    except TooManyDeals as err:
+        raise ValueError(f"--deals {path!r}: {err}") from err
+    except MemoryError:
+        raise ValueError(f"--deals {path!r}: not enough memory to read it; expected a smaller deals file "
+                         "(split it)") from None
     except (OSError, ValueError, TypeError, KeyError) as err:
         raise ValueError(f"--deals {path!r} is not a deals file written by --save-deals: {err}") from err
     if not deals:

@@ -205,9 +205,50 @@ def iter_records(path: str | os.PathLike) -> Iterator[dict]:
             yield rec
 
 
-def load_records(path: str | os.PathLike) -> list[dict]:
-    """Every record of a JSON Lines file (see :func:`iter_records`)."""
-    return list(iter_records(path))
+#: The most records :func:`load_records` keeps in memory (a record parsed takes about 16 KB: some
+#: 1.6 GB); :func:`iter_records` reads any number, one at a time.
+MAX_LOADED_RECORDS = 100_000
+
+
+def _records_in(path, most: int) -> int:
+    """An upper bound on the records of the file ``path`` (its lines that are not blank), counted in
+    its bytes without parsing; the count stops once it passes ``most``. A pipe is not read (0)."""
+    if not os.path.isfile(path):
+        return 0
+    count = 0
+    with open(path, "rb") as f:
+        newlines = 0
+        for chunk in iter(lambda: f.read(2**23), b""):
+            newlines += chunk.count(b"\n")
+        if newlines + 1 <= most:  # few enough even if no line is blank: nothing more to count
+            return newlines + 1
+        f.seek(0)
+        for line in iter(lambda: f.readline(MAX_LINE_BYTES + 1), b""):
+            count += bool(line.strip())
+            if count > most:
+                break
+    return count
+
+
+def load_records(path: str | os.PathLike, max_records: int | None = None) -> list[dict]:
+    """Every record of a JSON Lines file (see :func:`iter_records`), at most ``max_records`` of them
+    (default :data:`MAX_LOADED_RECORDS`): a file of more is a :class:`RecordError` in one line, before
+    any is parsed (a pipe's, once it has given that many)."""
+    max_records = MAX_LOADED_RECORDS if max_records is None else max_records
+    try:
+        check_input(path, "records file", streams=True)
+    except InputPathError as e:
+        raise RecordError(str(e)) from None
+    too_many = (f"{os.fspath(path)} holds more than {max_records:,} records, the most load_records keeps in "
+                "memory; read them one at a time with doudizhu_env.records.iter_records, or split the file")
+    if _records_in(path, max_records) > max_records:
+        raise RecordError(too_many)
+    recs = []
+    for rec in iter_records(path):
+        if len(recs) == max_records:
+            raise RecordError(too_many)
+        recs.append(rec)
+    return recs
 
 
 # ----------------------------------------------------------------------------
