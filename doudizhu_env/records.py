@@ -243,7 +243,7 @@ def load_records(path: str | os.PathLike, max_records: int | None = None) -> lis
                 "memory; read them one at a time with doudizhu_env.records.iter_records, or split the file")
     if _records_in(path, max_records) > max_records:
         raise RecordError(too_many)
-    recs = []
+    recs: list[dict] = []
     for rec in iter_records(path):
         if len(recs) == max_records:
             raise RecordError(too_many)
