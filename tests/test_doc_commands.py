@@ -16,6 +16,9 @@ arguments is left out, or else read as one word.
 
 An example that fails in a file this test's author does not own is listed in :data:`KNOWN_BAD`
 (a strict xfail) for that file's owner to fix.
+
+Beside the commands, every page cited by name (``README.md``, ``docs/rules.md``) must exist
+(:func:`test_cited_pages_exist`).
 """
 
 from __future__ import annotations
@@ -366,3 +369,38 @@ def test_extraction_of_markdown_and_docstrings(tmp_path):
     assert [(e.where, e.command, e.mention) for e in docstring_examples(module, tmp_path)] == [
         ("mod.py:5", "python -m benchmarks.engine --json e.json --seconds 1", False),
         ("mod.py:8", "python -m benchmarks.env", True)]
+
+
+# -- cited pages --------------------------------------------------------------------------------------
+
+#: Pages cited that do not exist, in files whose owners fix them: "path:line" -> the page cited. The
+#: test wants exactly these, so a fixed citation fails here until its entry is removed.
+KNOWN_MISSING_PAGES: dict[str, str] = {
+    # "(RULES.md scoring)": the rules page is docs/rules.md, section "Scoring"
+    "doudizhu_arena/arena.py:17": "RULES.md",
+}
+_PAGE = re.compile(r"\b(?:[A-Z][A-Z_]*\.md|docs/[\w/-]+\.md)\b")
+
+
+def cited_pages() -> list[tuple[str, str]]:
+    """``(path:line, page)`` of every page cited by name (``README.md``, ``docs/rules.md``) in the
+    project's text: README and the other top-level pages, docs/, configs, the packages and the tests."""
+    files = [*ROOT.glob("*.md"), *(ROOT / "docs").rglob("*.md"), *(ROOT / "configs").glob("*.yaml"),
+             ROOT / "Makefile", ROOT / "mkdocs.yml", ROOT / "pyproject.toml"]
+    for package in (*PACKAGES, "tests"):
+        files += (ROOT / package).rglob("*.py")
+    found = []
+    for path in sorted(f for f in files if f.is_file() and f.resolve() != Path(__file__).resolve()):
+        name = path.relative_to(ROOT).as_posix()
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            found += [(f"{name}:{number}", m.group()) for m in _PAGE.finditer(line)]
+    return found
+
+
+def test_cited_pages_exist():
+    """No citation of a page the project does not have (26 places cited RULES.md, which is
+    docs/rules.md)."""
+    cited = cited_pages()
+    assert any(page == "docs/rules.md" for _, page in cited) and any(page == "README.md" for _, page in cited)
+    missing = {where: page for where, page in cited if not (ROOT / page).is_file()}
+    assert missing == KNOWN_MISSING_PAGES
