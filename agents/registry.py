@@ -108,26 +108,55 @@ def make_agent(spec: str, rules: Rules | None = None, seed=0, models: SharedMode
 
 def split_rollout(value: str) -> list[str]:
     """The rollout spec(s) of a search spec's ``rollout=VALUE``: one spec, or three by role separated
-    by ``/``. ``VALUE`` is one spec when it names an existing file or folder (``dmc:runs/x/c.pt``) or
-    when its ``/``-separated parts are not three specs of their own (a bare path needs its prefix in
-    the three-spec form: ``rule/dmc:a.pt/rule``)."""
+    by ``/`` (landlord/landlord_down/landlord_up). ``VALUE`` is one spec when it names an existing file
+    or folder (``dmc:runs/x/c.pt``) or reads as one; in the three-spec form a prefixed spec may name a
+    path with ``/`` in it (``rule/rule/dmc:/abs/ck.pt``: a spec starts at a name, a prefix, or a
+    ``.pt``/``.ckpt`` file after a complete spec), and a bare path needs its prefix. Anything else is a
+    one-line :class:`~agents.search.SearchConfigError` saying what was found."""
     path = next((value[len(p):] for p in PREFIXES if value.startswith(p)), value)
     if "/" not in value or os.path.exists(path):
         return [value]
-    parts = value.split("/")
-    if all(_stands_alone(p) for p in parts):
-        if len(parts) != 3:
-            from .search import SearchConfigError
+    tokens = value.split("/")
+    groups = _role_specs(tokens)
+    if groups is None and not _starts_spec(tokens[0]):
+        return [value]  # a bare path (or anything else): one spec, which make_agent names if it is wrong
+    if groups is not None and len(groups) == 1:
+        return [value]
+    if groups is not None and len(groups) == 3:
+        return groups
+    from .search import SearchConfigError
 
-            raise SearchConfigError(f"rollout={value!r}: expected one agent spec, or three separated by '/' "
-                                    "(landlord/landlord_down/landlord_up)")
-        return parts
-    return [value]
+    found = (f"found {len(groups)}: {' | '.join(groups)}" if groups is not None else
+             "a part that is no spec: a path in the three-spec form needs its prefix, e.g. "
+             "rule/rule/dmc:/abs/ck.pt")
+    raise SearchConfigError(f"rollout={value!r}: expected one agent spec, or three separated by '/' "
+                            f"(landlord/landlord_down/landlord_up); {found}")
 
 
-def _stands_alone(part: str) -> bool:
-    """Whether ``part`` reads as a spec of its own (a name, a prefixed spec, a checkpoint file)."""
-    return part in NAMES or part.startswith((*PREFIXES, "search:")) or part.endswith((".pt", ".ckpt"))
+def _starts_spec(token: str) -> bool:
+    """Whether ``token`` (a part of a rollout between ``/``) begins a spec: a name or a prefixed spec."""
+    return token in NAMES or token.startswith((*PREFIXES, "search:"))
+
+
+def _complete(spec: str) -> bool:
+    """Whether a spec being read ends where it is (a name, a checkpoint file; a prefixed folder may go on)."""
+    return spec in NAMES or spec.endswith((".pt", ".ckpt"))
+
+
+def _role_specs(tokens: list[str]) -> list[str] | None:
+    """The specs of a rollout's ``/``-separated ``tokens``: a spec starts at a name or a prefix, or at a
+    checkpoint file after a complete spec; other tokens continue the path of a prefixed spec being read.
+    None if a token can do neither."""
+    groups: list[str] = []
+    for token in tokens:
+        after_complete = not groups or _complete(groups[-1])
+        if _starts_spec(token) or (token.endswith((".pt", ".ckpt")) and after_complete):
+            groups.append(token)
+        elif groups and groups[-1].startswith(PREFIXES) and not _complete(groups[-1]):
+            groups[-1] += "/" + token
+        else:
+            return None
+    return groups
 
 
 def spec_paths(spec: str) -> list[str]:

@@ -363,7 +363,8 @@ def test_rollout_can_name_a_checkpoint_path(tmp_path, monkeypatch):
     os.makedirs("runs/t1")
     save_checkpoint("runs/t1/checkpoint.pt", small_model(STANDARD), frames=0, updates=0)
     assert split_rollout("dmc:runs/t1/checkpoint.pt") == ["dmc:runs/t1/checkpoint.pt"]
-    assert split_rollout("rule/dmc:runs/t1/checkpoint.pt/random") == ["rule/dmc:runs/t1/checkpoint.pt/random"]
+    assert split_rollout("rule/dmc:runs/t1/checkpoint.pt/random") == ["rule", "dmc:runs/t1/checkpoint.pt",
+                                                                       "random"]
     assert split_rollout("rule/dmc:a.pt/random") == ["rule", "dmc:a.pt", "random"]
     agent = make_agent("search:rule,rollout=dmc:runs/t1/checkpoint.pt", STANDARD)
     assert len({id(p) for p in agent.policies}) == 1 and type(agent.policies[0]).__name__ == "DMCAgent"
