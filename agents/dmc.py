@@ -112,7 +112,7 @@ class ModelConfig:
 
     def parameters(self) -> int:
         """Weights of the five networks of these sizes: those of the :class:`QNet` modules themselves,
-        built on the ``meta`` device (shapes only: no memory, no initialisation)."""
+        built on the ``meta`` device (shapes only: no memory is allocated)."""
         with torch.device("meta"):
             return sum(p.numel() for _ in NETWORKS for p in QNet(self).parameters())
 
