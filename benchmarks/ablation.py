@@ -27,7 +27,7 @@ import argparse
 import os
 import time
 
-from agents.checkpoint import load_model, read_checkpoint
+from agents.checkpoint import checkpoint_path, load_model, read_checkpoint
 from agents.policy import policy_agent
 from benchmarks import write_json
 from doudizhu_arena.evaluation import evaluate_against
@@ -132,7 +132,7 @@ def run_variant(name: str, overrides: dict, minutes: float, deals: int, out_dir:
     start = time.monotonic()
     train(cfg, overwrite=True)  # the benchmark's own runs, one folder per variant, made again
     minutes = (time.monotonic() - start) / 60
-    path = os.path.join(out_dir, cfg.run_name, "checkpoint.pt")
+    path = checkpoint_path(os.path.join(out_dir, cfg.run_name))
     model = load_model(path)
     agent = policy_agent(model) if eval_workers <= 1 else f"dmc:{path}"
     report = evaluate_against(agent, model.rules, ["rule"], deals, seed=seed + 1000, workers=eval_workers)

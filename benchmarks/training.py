@@ -122,7 +122,7 @@ def run_ours(num_actors: int, seconds: float, config: str = DEFAULT_CONFIG, thre
     """One run of :func:`train.run.train` for ``seconds`` of wall time, with the ``backend``'s actors."""
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-    from agents.checkpoint import read_checkpoint
+    from agents.checkpoint import checkpoint_path, read_checkpoint
     from train.config import load_config
     from train.run import train
 
@@ -136,7 +136,7 @@ def run_ours(num_actors: int, seconds: float, config: str = DEFAULT_CONFIG, thre
         train(cfg)
         wall = time.monotonic() - start
         run_dir = os.path.join(out, cfg.run_name)
-        data = read_checkpoint(os.path.join(run_dir, "checkpoint.pt"))
+        data = read_checkpoint(checkpoint_path(run_dir))
         records = []
         for path in glob.glob(os.path.join(run_dir, "events.*")):
             acc = EventAccumulator(path, size_guidance={"scalars": 0})

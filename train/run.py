@@ -102,8 +102,10 @@ class Run:
         self.learner = kind(self.train_model, cfg, device)
         self.trained = 0  # samples the learner took since this run started
         self.after_save = lambda: None  # called after each checkpoint is written (train: --overwrite)
+        self.saved_frames: int | None = None  # the frames of the run's checkpoint on disk, once it has one
         if resume:
             self._resume()
+            self.saved_frames = self.frames
         elif cfg.init_weights:
             self._init_from(cfg.init_weights)
         self.model.share_memory()
@@ -256,6 +258,7 @@ class Run:
             kept = os.path.join(self.dir, KEPT_FOLDER, f"{int(self.frames):012d}.pt")
             save_checkpoint(kept, self.train_model, **info)
         self.last["ckpt"] = time.monotonic()
+        self.saved_frames = int(self.frames)
         self.after_save()
 
     def evaluate(self) -> dict:
@@ -429,6 +432,7 @@ def train(cfg: TrainConfig, resume: bool = False, overwrite: bool = False) -> di
     torch.set_num_threads(cfg.threads)
     earlier = EarlierRun(run_dir, run_outputs(run_dir) if overwrite and not resume else [])
     earlier.move_aside()  # started again: the earlier run's curves and checkpoints would mix
+    run: Run | None = None
     try:
         run = Run(cfg, resume)
         run.after_save = earlier.discard
@@ -437,10 +441,8 @@ def train(cfg: TrainConfig, resume: bool = False, overwrite: bool = False) -> di
             actors(run)
             run.maybe_log(force=True)
             run.checkpoint()
-    except BaseException:
-        if earlier.restore():
-            print(f"this run saved no checkpoint: the earlier run's outputs are back in {run_dir!r}",
-                  file=sys.stderr, flush=True)
+    except BaseException as err:
+        err.kept = what_was_kept(run_dir, earlier.restore(), run)  # type: ignore[attr-defined]
         raise
     if run.stop_signal:
         print(f"stopped by {run.stop_signal} at {run.frames:,} frames: checkpoint saved, final evaluation "
@@ -452,6 +454,15 @@ def train(cfg: TrainConfig, resume: bool = False, overwrite: bool = False) -> di
     print(f"trained {run.frames:,} frames ({run.updates:,} updates, "
           f"{run.trained_share():.1%} of the samples) in {run.elapsed_minutes():.1f} min", flush=True)
     return report
+
+
+def what_was_kept(run_dir: str, restored: list[str], run: Run | None) -> str:
+    """What a run that failed left on disk, in a few words (the command line's error says it)."""
+    if restored:
+        return f"the earlier run's outputs are back in {run_dir!r} (this run saved no checkpoint)"
+    if run is not None and run.saved_frames is not None:
+        return f"the last good checkpoint is kept: {run.ckpt_path} ({run.saved_frames:,} frames)"
+    return "no checkpoint of this run was saved"
 
 
 def _hparams(cfg: TrainConfig) -> dict:
@@ -493,16 +504,13 @@ def main(argv=None) -> None:
     try:
         cfg, resume, overwrite = parse_command_line(argv, parser)
         report = train(cfg, resume=resume, overwrite=overwrite)
-    except (ConfigError, CheckpointError) as err:  # a bad option or file: one line, no traceback
-        parser.exit(2, f"{parser.prog}: error: {one_line(err)}\n")
-    except ModelOutputError as err:  # the weights diverged: what is on disk is the last good checkpoint
-        path = checkpoint_path(os.path.join(cfg.out_dir, cfg.run_name))
-        kept = (f"the last good checkpoint is kept: {path}" if os.path.isfile(path)
-                else "no checkpoint of this run was saved")
-        parser.exit(2, f"{parser.prog}: error: {one_line(err)}; {kept}\n")
-    except KeyboardInterrupt:  # a second Ctrl-C while training, or one outside it (setup, final evaluation)
-        parser.exit(130, f"{parser.prog}: interrupted by Ctrl-C (--resume continues the run from its "
-                         "last saved checkpoint, if it saved one)\n")
+    except (ConfigError, CheckpointError, ModelOutputError) as err:  # a bad option or file, or weights that
+        kept = getattr(err, "kept", "")  # diverged: one line, no traceback, and what is on disk
+        parser.exit(2, f"{parser.prog}: error: {one_line(err)}" + (f"; {kept}" if kept else "") + "\n")
+    except KeyboardInterrupt as err:  # a second Ctrl-C while training, or one outside it (setup, evaluation)
+        kept = getattr(err, "kept", "the run had not started")
+        parser.exit(130, f"{parser.prog}: interrupted by Ctrl-C: {kept} (--resume continues a run from its "
+                         "last checkpoint)\n")
     if report:
         from doudizhu_arena.evaluation import format_table
 
