@@ -1,1 +1,2 @@
-"""Self-play training (DMC) and evaluation."""
+"""Self-play training of the whole game by a learner (DMC or PPO: :mod:`train.learner`), logged and
+evaluated as it goes (:mod:`train.run`)."""

@@ -27,6 +27,7 @@ from doudizhu_env.engine import MAX_HISTORY
 from doudizhu_env.files import input_refusal
 from doudizhu_env.observation import OBS_SIZE
 from doudizhu_env.rewards import OBJECTIVES  # adp, wp, logadp
+from doudizhu_env.rules import PRESET_NAMES
 
 from .learner import LEARNERS, learner_class
 
@@ -63,7 +64,7 @@ class TrainConfig:
     seed: int = 0
     """Seed of every random generator of the run."""
     rules: str = "standard"
-    """Rules preset (``standard`` or ``douzero``)."""
+    """Rules preset (one of :data:`doudizhu_env.rules.PRESET_NAMES`: ``standard`` or ``douzero``)."""
     objective: str = "adp"
     """Monte-Carlo target: ``adp`` (the points), ``wp`` (+1/-1) or ``logadp`` (sign x log2(1 + |points|))."""
     num_actors: int = 1
@@ -214,8 +215,8 @@ class TrainConfig:
         self._check_learner()
         if self.objective not in OBJECTIVES:
             raise ConfigError(f"objective must be one of {tuple(OBJECTIVES)}, got {short(self.objective)}")
-        if self.rules not in ("standard", "douzero"):
-            raise ConfigError(f"rules must be 'standard' or 'douzero', got {short(self.rules)}")
+        if self.rules not in PRESET_NAMES:
+            raise ConfigError(f"rules must be one of {PRESET_NAMES}, got {short(self.rules)}")
         for name in ("games_per_actor", "batch_size", "queue_size", "chunk_size", "buffer_size", "threads",
                      "ray_chunks_in_flight", "ray_broadcast_updates", "past_every_frames", "past_pool_size"):
             if getattr(self, name) < 1:
