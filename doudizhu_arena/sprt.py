@@ -204,17 +204,19 @@ class SPRTResult:
         e, c = self.estimate, self.config
         said = {"H1": f"better: H1 (+{c.h1:g}) accepted", "H0": f"not better: H0 ({c.h0:+g}) accepted",
                 "inconclusive": "no decision within the deals allowed"}[self.decision]
-        if abs(self.llr) < 1e6:
+        if self.deals <= 1:
+            llr = "none (one deal has no variance)"
+        elif abs(self.llr) < 1e6:
             llr = f"{self.llr:+.2f}"
-        elif e.get("n", 0) <= 1 or e.get("ci") == 0.0:
+        elif e.get("ci") == 0.0:
             llr = f"{self.llr:+.3g}, beyond the bounds (all deals gave one value)"
         else:
             llr = f"{self.llr:+.3g}, beyond the bounds"
         ranged = e.get("n", 0) > 1 and math.isfinite(e["ci"])
         interval = f" (95%: [{e['low']:+.3f}, {e['high']:+.3f}])" if ranged else ""
-        return (f"{said} after {self.deals:,} deals; estimate {format_estimate(e)} points per "
-                f"deal{interval}; LLR {llr}, bounds "
-                f"[{self.bounds[0]:+.2f}, {self.bounds[1]:+.2f}], alpha {c.alpha:g}, beta {c.beta:g}")
+        deals = f"{self.deals:,} deal{'' if self.deals == 1 else 's'}"
+        return (f"{said} after {deals}; estimate {format_estimate(e)} points per deal{interval}; LLR {llr}, "
+                f"bounds [{self.bounds[0]:+.2f}, {self.bounds[1]:+.2f}], alpha {c.alpha:g}, beta {c.beta:g}")
 
 
 def run_sprt(batches: Iterable, config: SPRTConfig | None = None, max_deals: int | None = None,
@@ -293,7 +295,9 @@ def sequential_test(candidate: str, baseline: str, *, h0: float = 0.0, h1: float
     stream = deal_values(candidate, baseline, rules, reference=reference, seed=seed, chunk_size=chunk_size,
                          max_deals=max_deals, workers=workers, pool=pool, agent_factory=agent_factory)
     try:
-        result = run_sprt(stream, config, max_deals, min_deals=min(chunk_size, max_deals), on_batch=on_batch)
+        # never a decision on one deal: its variance is 0 whatever the agents (the ratio is then unbounded)
+        result = run_sprt(stream, config, max_deals, min_deals=max(2, min(chunk_size, max_deals)),
+                          on_batch=on_batch)
     finally:
         stream.close()
     result.setup = {"candidate": candidate, "baseline": baseline, "reference": reference, "seed": seed,

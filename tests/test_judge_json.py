@@ -69,7 +69,9 @@ def test_sprt_of_one_deal_writes_strict_json(tmp_path, capsys):
     text = capsys.readouterr().out
     result = strict(out)
     assert result["estimate"]["n"] == 1 and result["estimate"]["ci"] is None
-    assert "(1 deal: no interval)" in text and "all deals gave one value" in text and "nan" not in text
+    assert result["decision"] == "inconclusive"  # never a decision on one deal (its variance is 0)
+    assert "(1 deal: no interval)" in text and "LLR none (one deal has no variance)" in text
+    assert "nan" not in text
 
 
 @pytest.mark.parametrize("report", [
