@@ -246,7 +246,12 @@ def _drive(state: engine.State, seat_player: np.ndarray, players: list, auto_res
 def drive_game(game, seat_player, players) -> None:
     """:func:`drive` for one :class:`doudizhu_env.game.Game` (the single-game path), in place:
     step it while its seat to act has a player (``seat_player[seat]``, an index into
-    ``players``; -1: driven elsewhere), each asked by :func:`decide_in_game`."""
+    ``players``; -1: driven elsewhere), each asked by :func:`decide_in_game`. A ``seat_player`` that is
+    not three such indices is refused in one line naming it."""
+    n = len(players)
+    if not (len(seat_player) == 3 and all(is_int(k) and ELSEWHERE <= k < n for k in seat_player)):
+        raise ValueError(f"seat_player must be 3 indices into the {n} player(s) ({ELSEWHERE} for a seat "
+                         f"driven elsewhere), one per seat, got {_shown(seat_player)}")
     check = needs_check(players)
     while not game.done and seat_player[game.to_act] >= 0:
         game.step(decide_in_game(players[seat_player[game.to_act]], game), check=check)

@@ -135,3 +135,15 @@ def test_valid_arguments_play_every_game_to_its_end():
     state = engine.reset(3, 6)
     final, decisions = play_out(state, [[0, 1, 1]] * 6, (Counting(), Counting()))  # lists and tuples too
     assert final.done.all() and decisions > 0 and (final.hands.sum(axis=(1, 2)) < 54).all()
+
+
+@pytest.mark.parametrize("seat_player", [[0, 5, 0], [0, -2, 0], [0, 0], [0, 0.0, 0], [None, 0, 0]])
+def test_drive_game_refuses_a_seat_player_that_names_no_player(seat_player):
+    from doudizhu_env.driver import drive_game
+    from doudizhu_env.game import Game
+
+    game = Game.new(0)
+    with pytest.raises(ValueError, match=r"seat_player must be 3 indices into the 1 player\(s\) \(-1 for a "
+                                         r"seat driven elsewhere\), one per seat, got "):
+        drive_game(game, seat_player, [Counting()])
+    np.testing.assert_array_equal(game.to_state().history, Game.new(0).to_state().history)  # unstepped
