@@ -235,18 +235,35 @@ class DMCModel(nn.Module):
         """The network of decision kind ``p`` (an index into :data:`NETWORKS`)."""
         return cast(QNet, self.nets[NETWORKS[p]])
 
-    def q_values(self, obs: torch.Tensor, pos: np.ndarray, ids: np.ndarray, seg: np.ndarray) -> torch.Tensor:
-        """Q of flat candidate actions ``ids`` (``(M,)``), each for the state row ``seg[m]``.
+    def q_values(self, obs: torch.Tensor, network: np.ndarray, ids: np.ndarray, seg: np.ndarray) -> torch.Tensor:
+        """The scores (Q-values, or a policy's logits: :attr:`score_kind`) of flat candidate actions
+        ``ids`` (``(M,)``), each for the state row ``seg[m]``.
 
-        ``obs`` is ``(N, OBS_SIZE)``, ``pos`` the network (index into :data:`NETWORKS`) of each state row.
+        ``obs`` is ``(N, OBS_SIZE)``, ``network`` the network (index into :data:`NETWORKS`) of each
+        state row.
         """
-        q = torch.zeros(len(ids), dtype=torch.float32, device=obs.device)
-        seg_pos = pos[seg]
-        for p in np.unique(pos):
-            rows = np.flatnonzero(pos == p)
-            cand = np.flatnonzero(seg_pos == p)
-            net = self.net(p)
-            code = net.encode_state(obs[torch.from_numpy(rows)])
+        return self.scores(self.embed(obs, network), network, ids, seg)
+
+    def embed(self, obs: torch.Tensor, network: np.ndarray) -> torch.Tensor:
+        """``(N, hidden)``: the state embedding e(s) of each row of ``obs`` by its network (each
+        network's rows in one pass)."""
+        out = torch.zeros((len(obs), self.cfg.hidden), dtype=torch.float32, device=obs.device)
+        for index in np.unique(network):
+            rows = torch.from_numpy(np.flatnonzero(network == index)).to(obs.device)
+            out[rows] = self.net(index).embed(obs[rows])
+        return out
+
+    def scores(self, embedding: torch.Tensor, network: np.ndarray, ids: np.ndarray,
+               seg: np.ndarray) -> torch.Tensor:
+        """:meth:`q_values` from the rows' embeddings (:meth:`embed`), for a learner that reads them
+        too."""
+        q = torch.zeros(len(ids), dtype=torch.float32, device=embedding.device)
+        seg_network = network[seg]
+        for index in np.unique(network):
+            rows = np.flatnonzero(network == index)
+            cand = np.flatnonzero(seg_network == index)
+            net = self.net(index)
+            code = net.state_proj(embedding[torch.from_numpy(rows).to(embedding.device)])
             local = np.searchsorted(rows, seg[cand])  # state row of each candidate within `rows`
             # each distinct action once: a batch repeats ids (2,300 distinct among 30,000 candidates)
             distinct, which = np.unique(ids[cand], return_inverse=True)

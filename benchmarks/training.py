@@ -185,8 +185,8 @@ def actor_rate(seconds: float, config: str = DEFAULT_CONFIG) -> dict:
 
 
 def learner_rate(seconds: float, config: str = DEFAULT_CONFIG, device: str = "cpu",
-                 batch_size: int | None = None) -> dict:
-    """Samples/s of the config's learner (DMC or PPO) alone (one thread; batches of ``batch_size``,
+                 batch_size: int | None = None, threads: int = 1) -> dict:
+    """Samples/s of the config's learner (DMC or PPO) alone (``threads`` torch threads; batches of ``batch_size``,
     default the config's, from one actor's samples; PPO's of whole hands, as a run takes them), and
     the size of the weights a broadcast puts in Ray's object store."""
     import numpy as np
@@ -199,7 +199,7 @@ def learner_rate(seconds: float, config: str = DEFAULT_CONFIG, device: str = "cp
     from train.learner import learner_class
 
     cfg = load_config(config, {"batch_size": batch_size} if batch_size else {})
-    torch.set_num_threads(1)
+    torch.set_num_threads(threads)
     device = resolve_device(device)
     kind = learner_class(cfg.learner)
     model = kind.new_model(Rules.preset(cfg.rules), cfg.model)

@@ -31,7 +31,7 @@ from train import run  # noqa: E402
 from train.actor import Actor, hidden_hands  # noqa: E402
 from train.buffer import EpisodeRecorder, SampleBuffer  # noqa: E402
 from train.config import ConfigError, load_config  # noqa: E402
-from train.ppo import CRITIC_INPUTS, Critic, PPOLearner, critic_input, gae  # noqa: E402
+from train.ppo import CRITIC_INPUTS, Critic, PPOLearner, critic_input, gae, hidden_bits  # noqa: E402
 from train.run import train  # noqa: E402
 from train.samples import Samples, unpack_obs  # noqa: E402
 
@@ -141,8 +141,9 @@ def test_the_actors_log_probs_are_the_behaviour_policys(epsilon):
     learner = PPOLearner(model, cfg)
     obs = torch.from_numpy(unpack_obs(chunk.obs))
     rows = np.flatnonzero(~chunk.warm_start)
+    hidden = hidden_bits(chunk.hidden_hands, "cpu")
     with torch.no_grad():
-        logp = learner.log_probs(chunk, obs, chunk.network.astype(np.int64), rows)[0].numpy()
+        logp = learner.forward(chunk, obs, hidden, chunk.network.astype(np.int64), rows)[0].numpy()
     n = chunk.legal_count[rows]
     eps = actor.agent.epsilons(chunk.network[rows])  # the play's epsilon, the bids' and doublings'
     assert (eps == epsilon).any() and (eps > 0).any()  # the tiny config's bids explore: a mixture either way
@@ -352,6 +353,69 @@ def test_cloning_a_fixed_batch_lowers_its_cross_entropy():
     assert last < 0.8 * first
 
 
+# -- the learner's speed levers (critic: shared, critic_hidden, advantages: minibatch) ---------
+
+
+@pytest.mark.parametrize("settings", [
+    {"critic": "shared"}, {"critic_hidden": 16}, {"advantages": "minibatch"},
+    {"critic": "shared", "advantages": "minibatch"},
+])
+def test_every_lever_still_learns_a_fixed_batch(settings):
+    """Each setting trains: the cross-entropy of a cloned batch falls, and the critic's error too."""
+    cfg = tiny_ppo("unused", warm_start_frames=10**6, ppo_epochs=4, learning_rate=3e-3, **settings)
+    model = small_model(cfg=MLP, seed=0)
+    batch = Actor.from_config(model, cfg, np.random.default_rng(0)).collect(300, epsilon=0.0, warm=True)
+    learner = PPOLearner(model, cfg)
+    first = learner.update(batch)
+    for _ in range(6):
+        last = learner.update(batch)
+    assert last["loss/policy"] < 0.8 * first["loss/policy"]
+    assert last["loss/value"] < first["loss/value"]
+
+
+def test_the_shared_critic_reads_the_policys_embedding_and_the_hidden_hands_above_it():
+    """critic: shared has no encoder of its own; the policy's networks are unchanged (the acting agent
+    reads the seat's observation only: the hidden-card swap test above holds for it as for any)."""
+    from train.ppo import SharedCritic
+
+    cfg = tiny_ppo("unused", critic="shared")
+    model = small_model(cfg=MLP, seed=0)
+    learner = PPOLearner(model, cfg)
+    assert isinstance(learner.critic, SharedCritic)
+    assert not any(isinstance(m, torch.nn.LSTM) or hasattr(m, "state_mlp") for m in learner.critic.modules())
+    first = next(iter(learner.critic.nets.values()))[0]
+    assert first.in_features == MLP.hidden + CRITIC_INPUTS
+    assert set(model.state_dict()) == set(small_model(cfg=MLP, seed=0).state_dict())
+
+
+def test_minibatches_of_whole_trajectories_cover_each_sample_once():
+    cfg = tiny_ppo("unused", advantages="minibatch", minibatch_size=64)
+    model = small_model(cfg=MLP, seed=0)
+    batch = Actor.from_config(model, cfg, np.random.default_rng(3)).collect(400, epsilon=0.1)
+    learner = PPOLearner(model, cfg)
+    parts = learner.minibatches(batch)
+    rows = np.concatenate(parts)
+    assert sorted(rows.tolist()) == list(range(len(batch)))
+    for part in parts:
+        left = batch.steps_left[part]
+        assert left[-1] == 0 and np.all(np.diff(left)[left[:-1] > 0] == -1)  # whole trajectories, in order
+    assert len(parts) > 1 and all(len(p) >= 64 for p in parts[:-1])  # the size, or up to a hand more
+
+
+def test_tiny_runs_with_the_fast_settings_are_deterministic_and_resume(tmp_path):
+    fast = {"critic": "shared", "advantages": "minibatch", "ppo_epochs": 1}
+    runs = {}
+    for name in ("a", "b"):
+        cfg = tiny_ppo(tmp_path / name, seed=7, total_frames=1000, **fast)
+        train(cfg)
+        runs[name] = read_checkpoint(str(tmp_path / name / cfg.run_name / "checkpoint.pt"))
+    assert runs["a"]["updates"] > 0 and same_state(runs["a"]["model"], runs["b"]["model"])
+    assert same_state(runs["a"]["critic"], runs["b"]["critic"])
+    train(tiny_ppo(tmp_path / "a", seed=7, total_frames=2000, **fast), resume=True)
+    with pytest.raises(CheckpointError, match="its critic does not fit this run's"):  # nor a separate critic
+        train(tiny_ppo(tmp_path / "a", seed=7, total_frames=3000), resume=True)
+
+
 # -- bad settings -------------------------------------------------------------------
 
 
@@ -366,6 +430,9 @@ def test_cloning_a_fixed_batch_lowers_its_cross_entropy():
     ("minibatch_size", "5000", "minibatch_size must be in 1..batch_size"),
     ("entropy_coef", "-1", "entropy_coef must be >= 0"),
     ("value_coef", "-0.5", "value_coef must be >= 0"),
+    ("critic", "big", "critic must be one of \\('separate', 'shared'\\)"),
+    ("advantages", "hand", "advantages must be one of \\('batch', 'minibatch'\\)"),
+    ("critic_hidden", "-1", "critic_hidden must be in 0..4,096"),
 ])
 def test_bad_ppo_settings_are_one_line_config_errors(key, value, match, tmp_path, capsys):
     with pytest.raises(ConfigError, match=match):

@@ -152,6 +152,20 @@ class TrainConfig:
     """``ppo``: weight of the policy's entropy bonus (mean over the samples of a minibatch)."""
     value_coef: float = 0.5
     """``ppo``: weight of the critic's squared error against the returns."""
+    critic: str = "separate"
+    """``ppo``: the critic (which reads the hidden hands, in training only): ``separate``, five value
+    networks with a state encoder of their own over the observation and the hidden hands; or
+    ``shared``, five value heads over the policy's state embedding and the hidden hands (the
+    state is encoded once for both; the hidden hands join above the policy's encoder, so the
+    policy still reads the seat's observation only)."""
+    advantages: str = "batch"
+    """``ppo``: where the advantages come from: ``batch``, the critic's values of the whole batch in
+    a pass before its first step (advantages normalized over the batch); or ``minibatch``, each
+    step's own forward pass (minibatches of whole trajectories; advantages normalized over the
+    minibatch, recomputed every epoch), which saves that pass."""
+    critic_hidden: int = 0
+    """``ppo``: the critic's width: ``separate``'s encoder and head (0: the model's sizes),
+    ``shared``'s value head (0: the model's ``head_hidden``)."""
     hand_loss_weight: float = 1.0
     """With ``model.hand_head``: the weight of the hand head's cross-entropy (mean over the two
     hidden seats' ranks) added to the Q-values' squared error."""

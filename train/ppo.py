@@ -32,12 +32,14 @@ learns the values of its play.
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import torch
 from torch import nn
 
 from agents.checkpoint import CheckpointError, check_finite
-from agents.dmc import NETWORKS, DMCAgent, DMCModel, ModelConfig, ModelOutputError, StateEncoder
+from agents.dmc import MAX_WIDTH, NETWORKS, DMCAgent, DMCModel, ModelConfig, ModelOutputError, StateEncoder
 from agents.policy import PolicyAgent, segment_log_softmax
 from doudizhu_env.checks import short
 from doudizhu_env.observation import CARD_BITS, card_bits
@@ -51,9 +53,22 @@ CRITIC_INPUTS = 2 * CARD_BITS
 
 def critic_input(obs: torch.Tensor, hands: np.ndarray) -> torch.Tensor:
     """``(N, OBS_SIZE + CRITIC_INPUTS)``: the observations, then the card bits of the hidden hands
-    (``hands``: ``(N, 2, NUM_RANKS)`` counts, the next seat's and the one after it)."""
-    hidden = torch.from_numpy(card_bits(np.asarray(hands)).reshape(len(hands), -1)).to(obs.device)
-    return torch.cat([obs, hidden], dim=1)
+    (``hands``: ``(N, 2, NUM_RANKS)`` counts, the next seat's and the one after it): what the
+    separate critic reads."""
+    return torch.cat([obs, hidden_bits(hands, obs.device)], dim=1)
+
+
+#: Where the advantages come from (``advantages``): a pass over the batch, or each minibatch's own.
+ADVANTAGES = ("batch", "minibatch")
+#: The critics (``critic``): ``separate`` (:class:`Critic`, an encoder of its own) or ``shared``
+#: (:class:`SharedCritic`, heads over the policy's state embedding).
+CRITICS = ("separate", "shared")
+
+
+def hidden_bits(hands: np.ndarray, device) -> torch.Tensor:
+    """``(N, CRITIC_INPUTS)``: the card bits of the hidden hands (``hands``: ``(N, 2, NUM_RANKS)``
+    counts, the next seat's and the one after it)."""
+    return torch.from_numpy(card_bits(np.asarray(hands)).reshape(len(hands), -1)).to(device)
 
 
 class ValueNet(StateEncoder):
@@ -69,8 +84,17 @@ class ValueNet(StateEncoder):
         return self.value(self.embed(x)).squeeze(-1)
 
 
+def value_head(inputs: int, width: int) -> nn.Module:
+    """One ReLU layer of ``width`` units over ``inputs`` columns, then a scalar."""
+    return nn.Sequential(nn.Linear(inputs, width), nn.ReLU(), nn.Linear(width, 1))
+
+
 class Critic(nn.Module):
-    """The five value networks (one per entry of :data:`agents.dmc.NETWORKS`), for training only."""
+    """The five value networks (one per entry of :data:`agents.dmc.NETWORKS`), for training only:
+    each encodes the observation and the hidden hands with an encoder of its own (:class:`ValueNet`,
+    of the sizes ``cfg``). It reads :func:`critic_input`."""
+
+    reads = "observation"
 
     def __init__(self, cfg: ModelConfig):
         super().__init__()
@@ -78,11 +102,46 @@ class Critic(nn.Module):
 
     def forward(self, x: torch.Tensor, network: np.ndarray) -> torch.Tensor:
         """V of each row of ``x`` (:func:`critic_input`) by its ``network``."""
-        out = torch.zeros(len(x), dtype=torch.float32, device=x.device)
-        for index in np.unique(network):
-            rows = torch.from_numpy(np.flatnonzero(network == index)).to(x.device)
-            out[rows] = self.nets[NETWORKS[index]](x[rows])
-        return out
+        return by_network(self.nets, x, network)
+
+
+class SharedCritic(nn.Module):
+    """Five value heads over the policy's state embedding e(s) and the hidden hands' card bits, for
+    training only. The hidden hands join above the policy's encoder, never inside it: what the
+    policy acts on is the seat's observation alone; the value loss trains the encoder too (as the
+    value head of an actor-critic network does), so the policy's embedding is encoded once for
+    both. It reads ``[e(s), hidden_bits]``."""
+
+    reads = "embedding"
+
+    def __init__(self, cfg: ModelConfig, width: int):
+        super().__init__()
+        self.nets = nn.ModuleDict({p: value_head(cfg.hidden + CRITIC_INPUTS, width) for p in NETWORKS})
+
+    def forward(self, x: torch.Tensor, network: np.ndarray) -> torch.Tensor:
+        """V of each row of ``x`` (``[e(s), hidden_bits]``) by its ``network``."""
+        return by_network(self.nets, x, network)
+
+
+def by_network(nets: nn.ModuleDict, x: torch.Tensor, network: np.ndarray) -> torch.Tensor:
+    """Each row of ``x`` through the net of its ``network`` (a scalar each)."""
+    out = torch.zeros(len(x), dtype=torch.float32, device=x.device)
+    for index in np.unique(network):
+        rows = torch.from_numpy(np.flatnonzero(network == index)).to(x.device)
+        out[rows] = nets[NETWORKS[index]](x[rows]).reshape(-1)
+    return out
+
+
+def make_critic(cfg, model_cfg: ModelConfig) -> nn.Module:
+    """The critic the run's config asks for (``critic``, ``critic_hidden``)."""
+    width = cfg.critic_hidden or model_cfg.head_hidden
+    if cfg.critic == "shared":
+        return SharedCritic(model_cfg, width)
+    if not cfg.critic_hidden:
+        return Critic(model_cfg)
+    small = dataclasses.replace(model_cfg, hidden=cfg.critic_hidden, head_hidden=cfg.critic_hidden,
+                                lstm_hidden=max(1, cfg.critic_hidden // 2), hand_head=False)
+    return Critic(small)
 
 
 def gae(values: np.ndarray, target: np.ndarray, steps_left: np.ndarray, gamma: float,
@@ -123,7 +182,7 @@ class PPOLearner(Learner):
 
     def __init__(self, model: DMCModel, cfg, device: str = "cpu"):
         super().__init__(model, cfg, device)
-        self.critic = Critic(model.cfg).to(self.device)
+        self.critic = make_critic(cfg, model.cfg).to(self.device)
         params = [*model.parameters(), *self.critic.parameters()]
         self.optimizer = self.adam(params, cfg.learning_rate)
         self.generator = torch.Generator().manual_seed(cfg.seed)  # the minibatches' shuffles
@@ -135,6 +194,13 @@ class PPOLearner(Learner):
         if cfg.minibatch_size > cfg.batch_size:
             raise ConfigError(f"minibatch_size must be in 1..batch_size ({cfg.batch_size}), got "
                               f"{cfg.minibatch_size}")
+        if cfg.advantages not in ADVANTAGES:
+            raise ConfigError(f"advantages must be one of {ADVANTAGES}, got {short(cfg.advantages)}")
+        if cfg.critic not in CRITICS:
+            raise ConfigError(f"critic must be one of {CRITICS}, got {short(cfg.critic)}")
+        if not 0 <= cfg.critic_hidden <= MAX_WIDTH:
+            raise ConfigError(f"critic_hidden must be in 0..{MAX_WIDTH:,} (0: the model's sizes), got "
+                              f"{cfg.critic_hidden}")
 
     @classmethod
     def acting_agent(cls, model: DMCModel, rng: np.random.Generator, bidding_epsilon: float | None,
@@ -149,26 +215,55 @@ class PPOLearner(Learner):
         return {"critic": self.critic.state_dict(), "rng": {"shuffle": self.generator.get_state()}}
 
     def resume(self, data: dict, path: str) -> None:
-        super().resume(data, path)
-        if isinstance(data.get("critic"), dict):
-            check_finite(path, data["critic"], "critic weights")
+        """The critic and the shuffles' generator (first: a critic of another kind is the likelier
+        mismatch), then the optimizer."""
+        if not isinstance(data.get("critic"), dict):
+            raise CheckpointError(f"{path!r}: no critic to resume a ppo run from; expected the checkpoint.pt "
+                                  "of a ppo run (an exported file has none)")
+        check_finite(path, data["critic"], "critic weights")
         try:
             self.critic.load_state_dict(data["critic"])
             self.generator.set_state(data["rng"]["shuffle"])
         except (KeyError, TypeError, ValueError, RuntimeError) as err:
-            raise CheckpointError(f"{path!r}: no critic of this model to resume a ppo run from "
-                                  f"({short(str(err), 120)})") from None
+            raise CheckpointError(f"{path!r}: its critic does not fit this run's (critic: {self.cfg.critic}, "
+                                  f"critic_hidden: {self.cfg.critic_hidden}; {short(str(err), 100)}); "
+                                  "expected the settings of the run that wrote it") from None
+        super().resume(data, path)
 
     def exploration(self, means: dict[str, float], epsilon: float, warming: bool) -> str:
         """The policy's entropy (its exploration), and whether it is still cloning the warm start."""
         return f"entropy {means.get('ppo/entropy', float('nan')):.3f}" + (" (cloning)" if warming else "")
 
-    def log_probs(self, batch: Samples, obs: torch.Tensor, network: np.ndarray,
-                  rows: np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:
-        """Log-probability of the action taken, and the policy's entropy, at the samples ``rows``."""
+    def forward(self, batch: Samples, obs: torch.Tensor, hidden: torch.Tensor, network: np.ndarray,
+                rows: np.ndarray) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Log-probability of the action taken, the policy's entropy and the critic's value at the
+        samples ``rows`` (``obs``, ``hidden``: :func:`hidden_bits`, of the whole batch)."""
+        at = torch.from_numpy(rows).to(self.device)
         ids, seg = legal_of(batch, rows)
+        if self.critic.reads == "embedding":  # the policy's embedding, once for both
+            embedding = self.model.embed(obs[at], network[rows])
+            scores = self.model.scores(embedding, network[rows], ids, seg)
+            value = self.critic(torch.cat([embedding, hidden[at]], dim=1), network[rows])
+        else:
+            scores = self.model.q_values(obs[at], network[rows], ids, seg)
+            value = self.critic(torch.cat([obs[at], hidden[at]], dim=1), network[rows])
+        logp, entropy = self.log_probs(batch, scores, ids, seg, rows)
+        return logp, entropy, value
+
+    def values(self, obs: torch.Tensor, hidden: torch.Tensor, network: np.ndarray) -> np.ndarray:
+        """The critic's values of a whole batch, without gradients."""
+        with torch.no_grad():
+            if self.critic.reads == "embedding":
+                seen = torch.cat([self.model.embed(obs, network), hidden], dim=1)
+            else:
+                seen = torch.cat([obs, hidden], dim=1)
+            return self.critic(seen, network).cpu().numpy()
+
+    def log_probs(self, batch: Samples, scores: torch.Tensor, ids: np.ndarray, seg: np.ndarray,
+                  rows: np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:
+        """Log-probability of the action taken, and the policy's entropy, at the samples ``rows``
+        (``scores`` of their legal actions ``ids``, each of the row ``seg``)."""
         seg_t = torch.from_numpy(seg).to(self.device)
-        scores = self.model.q_values(obs[torch.from_numpy(rows).to(self.device)], network[rows], ids, seg)
         logp = segment_log_softmax(scores, seg_t, len(rows))
         chosen = ids == batch.action[rows][seg]
         if chosen.sum() != len(rows):
@@ -184,24 +279,18 @@ class PPOLearner(Learner):
         cfg, n = self.cfg, len(batch)
         obs = torch.from_numpy(batch.observations()).to(self.device)
         network = batch.network.astype(np.int64)
-        seen = critic_input(obs, batch.hidden_hands)
-        with torch.no_grad():
-            values = self.critic(seen, network).cpu().numpy()
-        advantages, returns = gae(values, batch.target, batch.steps_left, cfg.gamma, cfg.gae_lambda)
-        played = ~batch.warm_start
-        if played.sum() > 1:
-            spread = advantages[played].std() + 1e-8
-            advantages = (advantages - advantages[played].mean()) / spread
-        fixed = {"adv": torch.from_numpy(advantages.astype(np.float32)).to(self.device),
-                 "ret": torch.from_numpy(returns.astype(np.float32)).to(self.device),
-                 "old": torch.from_numpy(batch.log_prob).to(self.device),
+        hidden = hidden_bits(batch.hidden_hands, self.device)
+        fixed = {"old": torch.from_numpy(batch.log_prob).to(self.device),
                  "warm_start": torch.from_numpy(batch.warm_start).to(self.device)}
+        if cfg.advantages == "batch":  # the critic's values of the whole batch, before its first step
+            values = self.values(obs, hidden, network)
+            advantages, returns = self.advantages(values, batch, np.arange(n))
+            fixed.update(adv=torch.from_numpy(advantages).to(self.device),
+                         ret=torch.from_numpy(returns).to(self.device))
         stats: dict[str, list[float]] = {}
         for _ in range(cfg.ppo_epochs):
-            order = torch.randperm(n, generator=self.generator).numpy()
-            for start in range(0, n, cfg.minibatch_size):
-                rows = order[start:start + cfg.minibatch_size]
-                for key, value in self._step(batch, obs, seen, network, rows, fixed).items():
+            for rows in self.minibatches(batch):
+                for key, value in self._step(batch, obs, hidden, network, rows, fixed).items():
                     stats.setdefault(key, []).append(value)
         out = {key: float(np.mean(values)) for key, values in stats.items()}
         for index, name in enumerate(NETWORKS):
@@ -209,15 +298,54 @@ class PPOLearner(Learner):
                 out[f"return/{name}"] = float(batch.target[network == index].mean())
         return out
 
-    def _step(self, batch: Samples, obs, seen, network, rows: np.ndarray, fixed: dict) -> dict[str, float]:
+    def advantages(self, values: np.ndarray, batch: Samples,
+                   rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """GAE advantages (normalized over the rows the policy played, not the warm-start agent's)
+        and returns of ``rows`` (whole trajectories, in order), from the critic's ``values`` of them."""
+        assert batch.steps_left is not None and batch.warm_start is not None
+        cfg = self.cfg
+        advantages, returns = gae(values, batch.target[rows], batch.steps_left[rows], cfg.gamma,
+                                  cfg.gae_lambda)
+        played = ~batch.warm_start[rows]
+        if played.sum() > 1:
+            spread = advantages[played].std() + 1e-8
+            advantages = (advantages - advantages[played].mean()) / spread
+        return advantages.astype(np.float32), returns.astype(np.float32)
+
+    def minibatches(self, batch: Samples) -> list[np.ndarray]:
+        """One epoch's minibatches of ``minibatch_size`` samples, shuffled: any samples (``advantages:
+        batch``), or whole trajectories in order, as many as make ``minibatch_size`` samples or more
+        (``advantages: minibatch``, whose steps compute the advantages of their own rows)."""
+        n, size = len(batch), self.cfg.minibatch_size
+        if self.cfg.advantages == "batch":
+            order = torch.randperm(n, generator=self.generator).numpy()
+            return [order[start:start + size] for start in range(0, n, size)]
+        assert batch.steps_left is not None
+        ends = np.flatnonzero(batch.steps_left == 0) + 1  # one past each trajectory's last row
+        starts = np.r_[0, ends[:-1]]
+        out, part, count = [], [], 0
+        for t in torch.randperm(len(ends), generator=self.generator).numpy():
+            part.append(np.arange(starts[t], ends[t]))
+            count += ends[t] - starts[t]
+            if count >= size:  # full: the trajectory that filled it stays whole
+                out.append(np.concatenate(part))
+                part, count = [], 0
+        return out + ([np.concatenate(part)] if part else [])
+
+    def _step(self, batch: Samples, obs, hidden, network, rows: np.ndarray, fixed: dict) -> dict[str, float]:
         """One gradient step on the samples ``rows``."""
         cfg, at = self.cfg, torch.from_numpy(rows).to(self.device)
-        logp, entropy = self.log_probs(batch, obs, network, rows)
+        logp, entropy, value = self.forward(batch, obs, hidden, network, rows)
+        if "adv" in fixed:
+            adv, ret = fixed["adv"][at], fixed["ret"][at]
+        else:  # this step's own values (whole trajectories): no pass over the batch before it
+            advantages, returns = self.advantages(value.detach().cpu().numpy(), batch, rows)
+            adv, ret = torch.from_numpy(advantages).to(self.device), torch.from_numpy(returns).to(self.device)
         ratio = (logp - fixed["old"][at]).exp()
-        adv, cloned = fixed["adv"][at], fixed["warm_start"][at]
+        cloned = fixed["warm_start"][at]
         clipped = -torch.min(ratio * adv, ratio.clamp(1 - cfg.ppo_clip, 1 + cfg.ppo_clip) * adv)
         policy = torch.where(cloned, -logp, clipped).mean()  # the warm-start agent's move: cross-entropy
-        value = ((self.critic(seen[at], network[rows]) - fixed["ret"][at]) ** 2).mean()
+        value = ((value - ret) ** 2).mean()
         loss = policy + cfg.value_coef * value - cfg.entropy_coef * entropy.mean()
         if not torch.isfinite(loss):  # the weights are lost; stop before they are saved or played
             raise ModelOutputError(f"the loss of update {self.updates + 1} is {loss.item()}: the policy or "
