@@ -41,7 +41,9 @@ from __future__ import annotations
 import hashlib
 import math
 import os
+import re
 import tempfile
+import warnings
 
 import torch
 
@@ -111,6 +113,18 @@ def _write(path: str, data: dict) -> None:
         raise
 
 
+def _load_refusal(err: Exception) -> str:
+    """Why ``torch.load(..., weights_only=True)`` refused a file, in a few words: its own message
+    repeats advice to load the file with ``weights_only=False``, which would run code from it."""
+    text = " ".join(str(err).split())
+    found = re.search(r"WeightsUnpickler error: (.*?)(?: Please use| Check the documentation|$)", text)
+    if found:
+        reason = found.group(1).rstrip(". ")
+        return (f"torch's safe loader refused it ({reason[:100]}): it is damaged, or holds objects other "
+                "than tensors and plain values, which are never loaded (they could run code)")
+    return text[:160]
+
+
 def read_checkpoint(path: str) -> dict:
     """The checkpoint dict of ``path``, validated (format, version, keys)."""
     refusal = input_refusal(path, "checkpoint", "a .pt file written by train.run or train.export",
@@ -118,9 +132,12 @@ def read_checkpoint(path: str) -> dict:
     if refusal:
         raise CheckpointError(refusal)
     try:
-        data = torch.load(path, map_location="cpu", weights_only=True)
+        with warnings.catch_warnings():  # torch warns of pickle protocols before refusing a file anyway
+            warnings.simplefilter("ignore")
+            data = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as err:  # torch raises several kinds for corrupt or foreign files
-        raise CheckpointError(f"{path!r} is not a readable torch checkpoint: {err}") from err
+        raise CheckpointError(f"{path!r} is not a readable torch checkpoint: {_load_refusal(err)}; expected "
+                              "a .pt file written by train.run or train.export") from err
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise CheckpointError(f"{path!r} is not a doudizhu DMC checkpoint (expected format {FORMAT!r})")
     if type(data.get("version")) is not int or data["version"] != VERSION:  # not True, not 1.0

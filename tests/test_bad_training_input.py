@@ -340,7 +340,7 @@ _LAUGHS = "{a: &a [1,1,1,1,1,1,1,1,1], " + ", ".join(
     ("1: 2\n", r"unknown config key\(s\) \['1'\]"),
     ("~: 3\n", r"unknown config key\(s\) \['None'\]"),
     ("yes: 3\n", r"unknown config key\(s\) \['True'\]"),
-    (f"seed: {2**64}\n", r"seed must be < 2\*\*63"),
+    (f"seed: {2**64}\n", r"config key 'seed' must be a number of at most 19 digits \(within \+-2\*\*63\)"),
     ("model: {hidden: 10000000}\n", r"model.hidden must be an integer in 1..4,096, got 10000000"),
     ("model: {head_layers: 100000}\n", r"model.head_layers must be an integer in 1..32, got 100000"),
     ("model: {hidden: 4096, head_hidden: 4096, head_layers: 32}\n", "need about .* GiB for the weights"),

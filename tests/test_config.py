@@ -184,6 +184,8 @@ _NEW_VALUES = {
     "gamma": ("0.5", 0.5),
     "gae_lambda": ("0.5", 0.5),
     "ppo_clip": ("0.5", 0.5),
+    "critic": ("shared", "shared"),
+    "advantages": ("minibatch", "minibatch"),
 }
 
 

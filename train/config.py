@@ -360,10 +360,16 @@ def _check_type(key: str, value, hint):
         if not isinstance(value, list):
             raise ConfigError(f"config key {short(key)} must be a list, got {short(value)}")
         return [_check_type(f"{key}[{i}]", v, item) for i, v in enumerate(value)]
+    if isinstance(value, int) and not isinstance(value, bool) and not -2**63 <= value < 2**63:
+        raise ConfigError(f"config key {short(key)} must be a number of at most 19 digits (within "
+                          f"+-2**63), got {short(value)}")
     if hint is float and isinstance(value, int) and not isinstance(value, bool):
         return float(value)
     if hint is float and isinstance(value, str) and _FLOAT.fullmatch(value.strip()):
-        return float(value)  # YAML 1.1 (PyYAML) reads 1e-4 (no dot) as a string
+        number = float(value)  # YAML 1.1 (PyYAML) reads 1e-4 (no dot) as a string
+        if not math.isfinite(number):
+            raise ConfigError(f"config key {short(key)} must be a finite number, got {short(value)}")
+        return number
     if isinstance(value, bool) != (hint is bool) or not isinstance(value, hint):
         raise ConfigError(f"config key {short(key)} must be {hint.__name__}, got {type(value).__name__} "
                           f"{short(value)}")

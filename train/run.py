@@ -462,7 +462,7 @@ def what_was_kept(run_dir: str, restored: list[str], run: Run | None) -> str:
         return f"the earlier run's outputs are back in {run_dir!r} (this run saved no checkpoint)"
     if run is not None and run.saved_frames is not None:
         return f"the last good checkpoint is kept: {run.ckpt_path} ({run.saved_frames:,} frames)"
-    return "no checkpoint of this run was saved"
+    return "no checkpoint of this run was saved" if run is not None else ""
 
 
 def _hparams(cfg: TrainConfig) -> dict:
