@@ -56,6 +56,7 @@ SMALL = small_config()
         ({"log_seconds": "-1"}, "log_seconds must be >= 0"),
         ({"eval_minutes": "-1"}, "eval_minutes must be >= 0"),
         ({"eval_deals": "-1"}, "eval_deals must be >= 0"),
+        ({"eval_deals": "1"}, r"eval_deals must be 0 \(no evaluation\) or at least 2"),
         ({"seed": "-1"}, "seed must be >= 0"),
         ({"run_name": "../x"}, "run_name must be a plain folder name"),
         ({"run_name": "a/b"}, "run_name must be a plain folder name"),

@@ -270,6 +270,9 @@ class TrainConfig:
                               f"queue_size ({self.queue_size}) and chunk_size ({self.chunk_size}) need about "
                               f"{gib:,.0f} GiB of samples and hands in progress; expected at most "
                               f"{MAX_MEMORY_GIB} GiB (smaller values)")
+        if self.eval_deals == 1:
+            raise ConfigError("eval_deals must be 0 (no evaluation) or at least 2 (its 95% intervals are "
+                              "over deals), got 1")
         if self.batch_size > self.buffer_size:
             raise ConfigError(f"batch_size ({self.batch_size}) must be <= buffer_size ({self.buffer_size}): "
                               "the learner never holds a full batch otherwise")

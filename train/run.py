@@ -263,6 +263,7 @@ class Run:
 
     def evaluate(self) -> dict:
         """WP / ADP against each baseline through the arena; logged and written to eval.json."""
+        from doudizhu_arena.arena import report_json
         from doudizhu_arena.evaluation import evaluate_against
 
         agent = policy_agent(self.model)
@@ -273,7 +274,7 @@ class Run:
                 if key != "table":
                     self.writer.add_scalar(f"eval/{name}/{key}", value, self.frames)
         atomic_write(os.path.join(self.dir, EVAL_NAME),
-                     json.dumps({"frames": self.frames, "results": report}, indent=2))
+                     report_json({"frames": self.frames, "results": report}, indent=2))
         self.last["eval"] = time.monotonic()
         print(f"evaluation at {self.frames:,} frames: " + "; ".join(
             f"{name} WP {fig['wp']:.3f} ADP {fig['adp']:+.3f}" for name, fig in report.items()), flush=True)
