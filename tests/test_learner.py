@@ -244,3 +244,23 @@ def test_samples_are_a_dataclass_the_learners_read():
     plain = Actor.from_config(model, dataclasses.replace(cfg, learner="dmc"),
                               np.random.default_rng(0)).collect(200, 0.1)
     assert not plain.trajectories and plain.hidden_hands is None
+
+
+def test_more_threads_than_cores_is_allowed_but_said(tmp_path, capsys):
+    from train.run import train
+
+    threads = (os.cpu_count() or 1) + 1
+    train(_tiny(tmp_path, total_frames=300, eval_deals=0, threads=threads))
+    assert f"threads: {threads} is more than this machine's {os.cpu_count()} cores" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("learner", list(LEARNERS))
+def test_a_tiny_run_on_cuda(tmp_path, learner):
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device on this machine: device: cuda is tested where one exists")
+    from train.run import train
+
+    cfg = _tiny(tmp_path, total_frames=3000, eval_deals=2, device="cuda", learner=learner, minibatch_size=64)
+    train(cfg)
+    saved = read_checkpoint(str(tmp_path / "r" / "checkpoint.pt"))
+    assert saved["updates"] > 0 and saved["learner"] == learner

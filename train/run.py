@@ -431,6 +431,10 @@ def train(cfg: TrainConfig, resume: bool = False, overwrite: bool = False) -> di
     check_opponents(cfg)
     actors = actors_of(cfg)
     torch.set_num_threads(cfg.threads)
+    cores = os.cpu_count() or 1
+    if cfg.threads > cores:  # allowed (a config shared between machines), but said
+        print(f"threads: {cfg.threads} is more than this machine's {cores} cores: the learner's threads will "
+              "share them (and the actors')", flush=True)
     earlier = EarlierRun(run_dir, run_outputs(run_dir) if overwrite and not resume else [])
     earlier.move_aside()  # started again: the earlier run's curves and checkpoints would mix
     run: Run | None = None
