@@ -167,14 +167,14 @@ def actor_rate(seconds: float, config: str = DEFAULT_CONFIG) -> dict:
     import numpy as np
     import torch
 
-    from agents.dmc import DMCModel
+    from agents.dmc import ScoreModel
     from doudizhu_env.rules import Rules
     from train.actor import Actor
     from train.config import load_config
 
     cfg = load_config(config)
     torch.set_num_threads(1)
-    model = DMCModel(Rules.preset(cfg.rules), cfg.model)
+    model = ScoreModel(Rules.preset(cfg.rules), cfg.model)
     actor = Actor.from_config(model, cfg, np.random.default_rng(0))
     actor.collect(cfg.chunk_size, cfg.epsilon)  # warm-up
     start, frames = time.perf_counter(), actor.frames
@@ -186,9 +186,9 @@ def actor_rate(seconds: float, config: str = DEFAULT_CONFIG) -> dict:
 
 def learner_rate(seconds: float, config: str = DEFAULT_CONFIG, device: str = "cpu",
                  batch_size: int | None = None, threads: int = 1) -> dict:
-    """Samples/s of the config's learner (DMC or PPO) alone (``threads`` torch threads; batches of ``batch_size``,
-    default the config's, from one actor's samples; PPO's of whole hands, as a run takes them), and
-    the size of the weights a broadcast puts in Ray's object store."""
+    """Samples/s of the config's learner (DMC or PPO) alone (``threads`` torch threads; batches of
+    ``batch_size``, default the config's, from one actor's samples; PPO's of whole hands, as a run
+    takes them), and the size of the weights a broadcast puts in Ray's object store."""
     import numpy as np
     import torch
 
@@ -256,6 +256,40 @@ def print_rates(rates: dict, cores: int, machines: list[int]) -> list[dict]:
     for row in rows:
         print(f"{row['machines']:>8} {row['actors']:>7} {row['actor_capacity_fps']:>19,.0f} "
               f"{row['frames_per_s']:>10,.0f} {row['bound_by']:>9}")
+    return rows
+
+
+def machine_sizes(actor_fps: float, learner_sps: dict[int, float], core_counts: list[int]) -> list[dict]:
+    """One machine of each size in ``core_counts``, on paper: the learner takes ``t`` cores (the
+    measured thread counts of ``learner_sps``), one actor process runs on each other core, and the run
+    makes ``min(actors x actor_fps, learner_sps[t])`` frames/s; the ``t`` that makes the most is the
+    setting to pick (the fewer threads where two make as many)."""
+    rows = []
+    for cores in core_counts:
+        options = []
+        for threads, sps in sorted(learner_sps.items()):
+            actors = cores - threads
+            if actors >= 1:
+                capacity = actors * actor_fps
+                options.append({"cores": cores, "threads": threads, "actors": actors,
+                                "frames_per_s": min(capacity, sps),
+                                "bound_by": "learner" if capacity > sps else "actors"})
+        if options:
+            rows.append(max(options, key=lambda o: (round(o["frames_per_s"]), -o["threads"])))
+    return rows
+
+
+def print_machine_sizes(actor_fps: float, learner_sps: dict[int, float],
+                        core_counts: list[int]) -> list[dict]:
+    """The projection for one machine of each size, and the learner's thread scaling."""
+    rows = machine_sizes(actor_fps, learner_sps, core_counts)
+    base = learner_sps[min(learner_sps)]
+    print("the learner by threads: " + ", ".join(f"{t}: {sps:,.0f} samples/s ({sps / base:.2f}x)"
+                                                 for t, sps in sorted(learner_sps.items())))
+    print(f"{'cores':>6} {'learner threads':>16} {'actors':>7} {'frames/s':>10} {'bound by':>9}")
+    for row in rows:
+        print(f"{row['cores']:>6} {row['threads']:>16} {row['actors']:>7} {row['frames_per_s']:>10,.0f} "
+              f"{row['bound_by']:>9}")
     return rows
 
 
@@ -366,6 +400,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--device", default="cpu", help="the learner's device for --rates (cpu, cuda)")
     parser.add_argument("--batch-size", type=int, help="the learner's batch size for --rates (default: "
                         "the config's)")
+    parser.add_argument("--threads", type=int, nargs="+", default=[1],
+                        help="the learner's torch threads measured by --rates (each a learner rate; the "
+                             "projection picks the best for each machine size)")
+    parser.add_argument("--core-counts", type=int, nargs="+", default=[2, 4, 8, 16, 32, 64],
+                        help="machine sizes (cores) of the --rates projection for one machine")
     parser.add_argument("--cores", type=int, default=16, help="cores per machine in the --rates projection")
     parser.add_argument("--machines", type=int, nargs="+", default=[1, 2, 4, 8, 16, 32],
                         help="machine counts of the --rates projection")
@@ -384,6 +423,10 @@ def check_args(args) -> None:
     check_count(args.douzero_threads, "--douzero-threads", 0)
     check_count(args.batch_size, "--batch-size")
     check_count(args.cores, "--cores")
+    for value in args.threads:
+        check_count(value, "--threads", 1, 1024)
+    for value in args.core_counts:
+        check_count(value, "--core-counts", 2, 4096)
     for machines in args.machines:
         check_count(machines, "--machines")
     load_config(args.config)  # a config that cannot run fails now, not after the runs before it
@@ -407,16 +450,22 @@ def measure_rates(args) -> dict:
     for repeat in range(args.repeats):
         print(f"[{repeat + 1}/{args.repeats}] one actor, then the learner, {args.seconds:.0f} s each ...",
               flush=True)
-        runs.append({**actor_rate(args.seconds, args.config),
-                     **learner_rate(args.seconds, args.config, args.device, args.batch_size)})
+        run = actor_rate(args.seconds, args.config)
+        for threads in args.threads:
+            learner = learner_rate(args.seconds, args.config, args.device, args.batch_size, threads)
+            run.update(learner if threads == args.threads[0] else {})
+            run[f"learner_sps_threads_{threads}"] = learner["learner_sps"]
+        runs.append(run)
     rates = {k: _median([r[k] for r in runs]) if isinstance(runs[0][k], float) else runs[0][k]
              for k in runs[0]}
-    print(f"\nrates alone, one thread each, median of {args.repeats}; load average now "
-          f"{os.getloadavg()[0]:.1f}")
+    print(f"\nrates alone, one thread each (the learner: {args.threads[0]}), median of {args.repeats}; "
+          f"load average now {os.getloadavg()[0]:.1f}")
     rows = print_rates(rates, args.cores, args.machines)
+    by_threads = {t: rates[f"learner_sps_threads_{t}"] for t in args.threads}
+    sizes = print_machine_sizes(rates["actor_fps"], by_threads, args.core_counts)
     return {"seconds": args.seconds, "repeats": args.repeats, "config": os.path.relpath(args.config, ROOT),
             "load_average": os.getloadavg(), "rates": rates, "runs": runs, "cores": args.cores,
-            "projection": rows}
+            "projection": rows, "machine_sizes": sizes}
 
 
 def measure_runs(args) -> dict:

@@ -307,3 +307,15 @@ def test_model_card_benchmark_runs_each_part(tmp_path, capsys):
     only = main(["--agent", "rule", "--douzero-opponents", "random", "--deals", "4", "--workers", "1",
                  "--parts", "douzero"])
     assert set(only) == {"agent", "deals", "seed", "workers", "douzero_protocol"}
+
+
+def test_the_rates_projection_picks_the_learner_threads_for_each_machine_size():
+    from benchmarks.training import machine_sizes
+
+    rows = machine_sizes(10_000.0, {1: 30_000.0, 2: 45_000.0}, [2, 4, 8, 64])
+    by_cores = {row["cores"]: row for row in rows}
+    assert by_cores[2] == {"cores": 2, "threads": 1, "actors": 1, "frames_per_s": 10_000.0,
+                           "bound_by": "actors"}
+    assert by_cores[4]["threads"] == 1 and by_cores[4]["frames_per_s"] == 30_000.0  # 3 actors fill one thread
+    assert by_cores[8]["threads"] == 2 and by_cores[8]["bound_by"] == "learner"
+    assert by_cores[64]["frames_per_s"] == 45_000.0  # the learner's ceiling: more cores add nothing
