@@ -457,7 +457,7 @@ def _leaf_defaults(cls, prefix=""):
     """(dotted name, default, docstring) of every leaf field of dataclass ``cls``."""
     hints, docs = typing.get_type_hints(cls), field_docs(cls)
     for f in dataclasses.fields(cls):
-        default = f.default_factory() if f.default is dataclasses.MISSING else f.default
+        default = f.default if f.default_factory is dataclasses.MISSING else f.default_factory()
         if dataclasses.is_dataclass(hints[f.name]):
             yield from _leaf_defaults(hints[f.name], f"{prefix}{f.name}.")
         else:
@@ -483,7 +483,7 @@ class _UniqueKeyLoader(yaml.SafeLoader):
     """PyYAML's safe loader, refusing a key given twice in one mapping (PyYAML would keep the last)."""
 
     def construct_mapping(self, node, deep=False):
-        seen = {}
+        seen: dict[typing.Hashable, int] = {}
         for key_node, _ in node.value:
             if key_node.tag == "tag:yaml.org,2002:merge":  # "<<: *base" merges; its keys may be overridden
                 continue

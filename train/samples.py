@@ -76,10 +76,10 @@ class Samples:
         if given and len(given) != len(TRAJECTORY):
             raise ValueError(f"Samples: trajectory fields {given} without the others; expected all of "
                              f"{TRAJECTORY} or none")
-        counted = self.legal_count is not None and self.legal is not None
-        if counted and self.legal_count.sum() != len(self.legal):
-            raise ValueError(f"Samples.legal has {len(self.legal)} ids, expected sum(legal_count) = "
-                             f"{int(self.legal_count.sum())}")
+        legal, counts = self.legal, self.legal_count
+        if legal is not None and counts is not None and counts.sum() != len(legal):
+            raise ValueError(f"Samples.legal has {len(legal)} ids, expected sum(legal_count) = "
+                             f"{int(counts.sum())}")
 
     def __len__(self) -> int:
         return len(self.target)
