@@ -38,6 +38,14 @@ scores over the legal actions (:class:`agents.policy.PolicyAgent`), and its
 samples are whole trajectories with the hidden hands (the critic's input), the
 legal actions and ``steps_left`` (:mod:`train.samples`).
 
+A third option seats the model by **role** (``model_role``, for a best response to the
+opponents, :mod:`train.exploit`): ``"landlord"`` puts it in the landlord's seat of every game with
+opponents and the opponent in both farmers' seats, ``"farmers"`` puts it in both farmers' seats (two
+networks, each seat seeing only its own observation) against the opponent as the landlord. The
+landlord's seat must be known when the hand is dealt, so it needs games without bidding; a
+warm-start agent (clone) then plays only the model's seats. ``None`` (the default) draws the seats
+as above.
+
 *Frames* are the decisions that become samples; an opponent's moves are part
 of the environment, as a Gymnasium opponent's are.
 """
@@ -132,11 +140,17 @@ class _GameGroup:
     ``seat_player[g, k]`` is 0 where the model plays seat ``k`` of game ``g``, and ``1 + i`` where
     opponent ``i`` does; ``player_of[g]`` is the agent that plays the opponent seats of game ``g``
     this hand (one of :class:`PastSelves`'s copies where opponent ``i`` is one). The first
-    ``opponent_share`` of the games have opponents.
+    ``opponent_share`` of the games have opponents. ``model_role`` (``"landlord"``, ``"farmers"``
+    or None: drawn seats) seats the model by role in those games (rules without bidding only).
     """
 
     def __init__(self, rules, num_games: int, objective: str, rng: np.random.Generator,
-                 opponents=(), opponent_share: float = 0.0, recording: Recording = NOTHING_MORE):
+                 opponents=(), opponent_share: float = 0.0, recording: Recording = NOTHING_MORE,
+                 model_role: str | None = None):
+        if model_role is not None and rules.bidding:
+            raise ValueError("model_role needs games without bidding: with bidding the landlord's seat is "
+                             "not known when the hand is dealt")
+        self.model_role = check_model_role(model_role)
         self.state = engine.reset(rng, num_games, rules)
         self.recorder = EpisodeRecorder(num_games, objective, recording.hidden_hands, recording.trajectories)
         self.games = np.arange(num_games)
@@ -152,10 +166,17 @@ class _GameGroup:
         """New seats for the mixed ``games``: the model at 1 or 2 random seats, one opponent at the rest."""
         if not len(games):
             return
-        mine = self.rng.integers(1, 3, len(games))
-        rank = self.rng.random((len(games), 3)).argsort(1).argsort(1)
+        if self.model_role is None:
+            mine = self.rng.integers(1, 3, len(games))
+            rank = self.rng.random((len(games), 3)).argsort(1).argsort(1)
+            seated = rank < mine[:, None]
+        else:  # by role: the landlord's seat is the deal's (no bidding)
+            landlord = self.state.landlord[games].astype(np.int64)
+            seated = np.arange(3)[None, :] == landlord[:, None]
+            if self.model_role == "farmers":
+                seated = ~seated
         opponent = self.rng.integers(0, len(self.opponents), len(games))
-        self.seat_player[games] = np.where(rank < mine[:, None], 0, 1 + opponent[:, None])
+        self.seat_player[games] = np.where(seated, 0, 1 + opponent[:, None])
         for i, player in enumerate(self.opponents):
             drawn = games[opponent == i]
             if isinstance(player, PastSelves):
@@ -170,7 +191,7 @@ class _GameGroup:
         with ``dagger`` too, the model plays its seats and that agent's choices there are recorded."""
         s = self.state
         model = _ModelPlayer(agent, warm_start_agent, legal=self.recorder.legal is not None, dagger=dagger)
-        if warm_start_agent is not None and not dagger:
+        if warm_start_agent is not None and not dagger and self.model_role is None:
             by_seat, players = np.zeros((len(self.games), 3), np.int64), [model]
         else:
             by_seat, players = self._seat_players(model)
@@ -245,6 +266,17 @@ class _ModelPlayer:
         return explore(chosen, state, self.network, self.agent.epsilons(self.network), self.agent.rng)
 
 
+#: The roles :class:`Actor` can seat the model in (``model_role``; None: seats drawn).
+MODEL_ROLES = ("landlord", "farmers")
+
+
+def check_model_role(role: str | None) -> str | None:
+    """``role`` if it is one of :data:`MODEL_ROLES` or None; a one-line ``ValueError`` otherwise."""
+    if role is not None and role not in MODEL_ROLES:
+        raise ValueError(f"model_role must be one of {MODEL_ROLES} or None, got {role!r}")
+    return role
+
+
 def hidden_hands(state: engine.State, games: np.ndarray) -> np.ndarray:
     """``(len(games), 2, NUM_RANKS)``: the hands of the seat after the one to act and of the seat
     after that, in each of ``games`` (the hand head's labels)."""
@@ -273,13 +305,16 @@ class Actor:
     ``learner`` (a :data:`train.learner.LEARNERS` name) says how the model plays
     (:meth:`~train.learner.Learner.acting_agent`) and what the samples carry
     (:attr:`~train.learner.Learner.recording`); a model with a hand head records the hidden hands
-    (its labels) whatever the learner.
+    (its labels) whatever the learner. ``model_role`` seats the model by role in the games with
+    opponents (see the module docstring; all games dealt without bidding).
     """
 
     def __init__(self, model: DMCModel, num_games: int, objective: str, rng: np.random.Generator,
                  bidding_epsilon: float | None = None, fixed_landlord_share: float = 0.0,
                  opponents: list | None = None, opponent_share: float = 0.0, warm_start_agent=None,
-                 doubling_epsilon: float | None = None, learner: str = "dmc", dagger: bool = False):
+                 doubling_epsilon: float | None = None, learner: str = "dmc", dagger: bool = False,
+                 model_role: str | None = None):
+        check_model_role(model_role)
         kind = learner_class(learner)
         self.agent = kind.acting_agent(model, rng, bidding_epsilon, doubling_epsilon)
         self.rng = rng
@@ -291,7 +326,11 @@ class Actor:
         recording = kind.recording
         if model.cfg.hand_head:  # the hand head's labels
             recording = dataclasses.replace(recording, hidden_hands=True)
-        self.groups = [_GameGroup(r, n, objective, rng, self.opponents, opponent_share, recording)
+        if model_role is not None and rules.bidding and fixed < num_games:
+            raise ValueError("model_role needs games without bidding (rules without bidding, or "
+                             "fixed_landlord_share 1): with bidding the landlord's seat is not known when "
+                             "the hand is dealt")
+        self.groups = [_GameGroup(r, n, objective, rng, self.opponents, opponent_share, recording, model_role)
                        for r, n in sizes if n > 0]
         self.frames = 0
         self.hands = 0
