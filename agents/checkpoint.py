@@ -47,7 +47,7 @@ import warnings
 
 import torch
 
-from agents.dmc import MAX_MODEL_GIB, SCORE_KINDS, DMCModel, ModelConfig
+from agents.dmc import MAX_MODEL_GIB, SCORE_KINDS, ModelConfig, ScoreModel
 from doudizhu_env.checks import is_int, short
 from doudizhu_env.files import input_refusal
 from doudizhu_env.rules import Rules
@@ -82,7 +82,7 @@ def checkpoint_path(run_dir: str) -> str:
     return os.path.join(run_dir, CHECKPOINT_NAME)
 
 
-def save_checkpoint(path: str, model: DMCModel, optimizer=None, **extra) -> None:
+def save_checkpoint(path: str, model: ScoreModel, optimizer=None, **extra) -> None:
     """Write ``model`` (and ``optimizer``'s state, and what ``extra`` holds: counters, RNG states,
     a learner's own entries) to ``path`` atomically."""
     weights = model.state_dict()
@@ -224,8 +224,8 @@ def check_finite(path: str, state: dict, what: str = "weights") -> None:
                                   "diverged: use an earlier checkpoint)")
 
 
-def load_model(path: str, rules: Rules | None = None, model_config: ModelConfig | None = None) -> DMCModel:
-    """The :class:`DMCModel` stored at ``path`` (its ``learner`` the file's: :func:`learner_of`).
+def load_model(path: str, rules: Rules | None = None, model_config: ModelConfig | None = None) -> ScoreModel:
+    """The :class:`ScoreModel` stored at ``path`` (its ``learner`` the file's: :func:`learner_of`).
 
     ``rules`` / ``model_config``, when given, must match the checkpoint's;
     otherwise :class:`CheckpointError` says which differs.
@@ -245,7 +245,7 @@ def load_model(path: str, rules: Rules | None = None, model_config: ModelConfig 
         raise CheckpointError(f"{path!r} holds a model of config {saved_cfg}, not {model_config}")
     check_weights(path, data["model"], saved_rules, saved_cfg)
     check_finite(path, data["model"])
-    model = DMCModel(saved_rules, saved_cfg, score_kind=score_kind_of(data, path))
+    model = ScoreModel(saved_rules, saved_cfg, score_kind=score_kind_of(data, path))
     try:
         model.load_state_dict(data["model"])
     except (RuntimeError, TypeError, ValueError, AttributeError) as err:
@@ -257,7 +257,7 @@ def check_weights(path: str, state: dict, rules: Rules, cfg: ModelConfig) -> Non
     """Refuse, before the model is built, weights whose names or shapes are not those of the model of
     ``rules`` and ``cfg`` (the shapes come from a model on the ``meta`` device: no memory used)."""
     with torch.device("meta"):
-        expected = {k: tuple(v.shape) for k, v in DMCModel(rules, cfg).state_dict().items()}
+        expected = {k: tuple(v.shape) for k, v in ScoreModel(rules, cfg).state_dict().items()}
     missing = [k for k in expected if k not in state]
     extra = [k for k in state if k not in expected]
     wrong = [k for k in expected if k in state and isinstance(state[k], torch.Tensor)

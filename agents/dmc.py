@@ -1,8 +1,10 @@
-"""Deep Monte-Carlo (DMC) Q-networks for the whole game, and the agent that plays them.
+"""The score model (:class:`ScoreModel`): networks that score every legal action of the whole game,
+and DMC's agent, which plays the scores as Q-values (:class:`DMCAgent`).
 
-There is one Q-network per kind of decision (:data:`NETWORKS`): bidding (before
-roles exist), doubling, and the three roles of the play phase (landlord,
-the farmer after it, the farmer before it).
+The scores are Deep Monte-Carlo (DMC) Q-values, or a softmax policy's logits for PPO
+(:attr:`ScoreModel.score_kind`, :mod:`agents.policy`). There is one network per kind of
+decision (:data:`NETWORKS`): bidding (before roles exist), doubling, and the three roles of the
+play phase (landlord, the farmer after it, the farmer before it).
 
 Each network scores all legal actions of a decision at once::
 
@@ -78,7 +80,7 @@ def network_of(state: engine.State) -> np.ndarray:
 
 @dataclass(frozen=True)
 class ModelConfig:
-    """Sizes of one of the Q-networks."""
+    """Sizes of one of the networks (:class:`ScoreNet`)."""
 
     hidden: int = 256
     """Width of the state MLP and of the state embedding e(s)."""
@@ -111,10 +113,10 @@ class ModelConfig:
                              f"and Adam's state; expected at most {MAX_MODEL_GIB} GiB (smaller sizes)")
 
     def parameters(self) -> int:
-        """Weights of the five networks of these sizes: those of the :class:`QNet` modules themselves,
+        """Weights of the five networks of these sizes: those of the :class:`ScoreNet` modules themselves,
         built on the ``meta`` device (shapes only: no memory is allocated)."""
         with torch.device("meta"):
-            return sum(p.numel() for _ in NETWORKS for p in QNet(self).parameters())
+            return sum(p.numel() for _ in NETWORKS for p in ScoreNet(self).parameters())
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
@@ -173,8 +175,9 @@ class StateEncoder(nn.Module):
         return self.state_out(torch.cat([self.state_mlp(flat), history], dim=1))
 
 
-class QNet(StateEncoder):
-    """Q(s, a) of one network (see the module docstring)."""
+class ScoreNet(StateEncoder):
+    """The scores of one network: one per (state, legal action) pair (see the module docstring), which
+    :attr:`ScoreModel.score_kind` reads as Q(s, a) or as a policy's logit."""
 
     def __init__(self, cfg: ModelConfig):
         super().__init__(cfg)
@@ -214,8 +217,10 @@ class QNet(StateEncoder):
 SCORE_KINDS = ("q_values", "logits")
 
 
-class DMCModel(nn.Module):
-    """The five networks and the action features of one rule set."""
+class ScoreModel(nn.Module):
+    """The five networks (:data:`NETWORKS`) that score each legal action, and the action features of one
+    rule set. What the scores are is :attr:`score_kind`: Q-values for DMC (played greedily by
+    :class:`DMCAgent`) or a softmax policy's logits for PPO (:class:`agents.policy.PolicyAgent`)."""
 
     action_feats: torch.Tensor  # a buffer: the features of every action id
 
@@ -228,21 +233,21 @@ class DMCModel(nn.Module):
         self.score_kind = score_kind
         """What the scores are: ``q_values`` (DMC's, the hand's expected result) or ``logits`` (a
         softmax policy's, PPO's); checkpoints record it (:func:`agents.checkpoint.load_model`)."""
-        self.nets = nn.ModuleDict({p: QNet(self.cfg) for p in NETWORKS})
+        self.nets = nn.ModuleDict({name: ScoreNet(self.cfg) for name in NETWORKS})
         self.register_buffer("action_feats", torch.from_numpy(action_features(rules)), persistent=False)
 
-    def net(self, p: int) -> QNet:
-        """The network of decision kind ``p`` (an index into :data:`NETWORKS`)."""
-        return cast(QNet, self.nets[NETWORKS[p]])
+    def net(self, network: int) -> ScoreNet:
+        """The network of decision kind ``network`` (an index into :data:`NETWORKS`)."""
+        return cast(ScoreNet, self.nets[NETWORKS[network]])
 
-    def q_values(self, obs: torch.Tensor, network: np.ndarray, ids: np.ndarray, seg: np.ndarray) -> torch.Tensor:
+    def score(self, obs: torch.Tensor, network: np.ndarray, ids: np.ndarray, seg: np.ndarray) -> torch.Tensor:
         """The scores (Q-values, or a policy's logits: :attr:`score_kind`) of flat candidate actions
         ``ids`` (``(M,)``), each for the state row ``seg[m]``.
 
         ``obs`` is ``(N, OBS_SIZE)``, ``network`` the network (index into :data:`NETWORKS`) of each
         state row.
         """
-        return self.scores(self.embed(obs, network), network, ids, seg)
+        return self.score_embedded(self.embed(obs, network), network, ids, seg)
 
     def embed(self, obs: torch.Tensor, network: np.ndarray) -> torch.Tensor:
         """``(N, hidden)``: the state embedding e(s) of each row of ``obs`` by its network (each
@@ -253,9 +258,9 @@ class DMCModel(nn.Module):
             out[rows] = self.net(index).embed(obs[rows])
         return out
 
-    def scores(self, embedding: torch.Tensor, network: np.ndarray, ids: np.ndarray,
-               seg: np.ndarray) -> torch.Tensor:
-        """:meth:`q_values` from the rows' embeddings (:meth:`embed`), for a learner that reads them
+    def score_embedded(self, embedding: torch.Tensor, network: np.ndarray, ids: np.ndarray,
+                       seg: np.ndarray) -> torch.Tensor:
+        """:meth:`score` from the rows' embeddings (:meth:`embed`), for a learner that reads them
         too."""
         q = torch.zeros(len(ids), dtype=torch.float32, device=embedding.device)
         seg_network = network[seg]
@@ -272,7 +277,7 @@ class DMCModel(nn.Module):
                                                         acts[torch.from_numpy(which.reshape(-1))])
         return q
 
-    def q_and_hands(self, obs: torch.Tensor, pos: np.ndarray,
+    def q_and_hands(self, obs: torch.Tensor, network: np.ndarray,
                     ids: np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:
         """Q of one action per state row (``ids``: ``(N,)``) and the hand head's
         ``(N, 2, NUM_RANKS, HAND_CLASSES)`` logits of each row (the learner's pass; needs ``hand_head``)."""
@@ -280,9 +285,9 @@ class DMCModel(nn.Module):
             raise ValueError("q_and_hands needs a model built with hand_head: true")
         q = torch.zeros(len(ids), dtype=torch.float32, device=obs.device)
         logits = torch.zeros((len(ids), 2, NUM_RANKS, HAND_CLASSES), dtype=torch.float32, device=obs.device)
-        for p in np.unique(pos):
-            rows = torch.from_numpy(np.flatnonzero(pos == p))
-            net = self.net(p)
+        for index in np.unique(network):
+            rows = torch.from_numpy(np.flatnonzero(network == index))
+            net = self.net(index)
             e = net.embed(obs[rows])
             q[rows] = net.score(net.state_proj(e), self.action_feats[torch.from_numpy(ids)[rows]])
             logits[rows] = net.hand_logits(e)
@@ -293,10 +298,10 @@ class ModelOutputError(ValueError):
     """The model's Q-values are not numbers (NaN or infinite): its weights have diverged."""
 
 
-def raise_non_finite(q: np.ndarray, pos: np.ndarray) -> None:
+def raise_non_finite(q: np.ndarray, network: np.ndarray) -> None:
     """Raise :class:`ModelOutputError` naming how many Q-values of which networks are NaN or infinite."""
     bad = ~np.isfinite(q)
-    where = ", ".join(NETWORKS[p] for p in np.unique(pos[bad]))
+    where = ", ".join(NETWORKS[index] for index in np.unique(network[bad]))
     raise ModelOutputError(
         f"the model produced {int(np.isnan(q).sum())} NaN and {int(np.isinf(q).sum())} infinite Q-values "
         f"among {len(q)} (networks: {where}); expected finite numbers. Its weights have diverged "
@@ -314,11 +319,11 @@ def segment_argmax(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
 
 
 class DMCAgent(Agent):
-    """Plays greedily (or epsilon-greedily) by a :class:`DMCModel`; implements the arena's interface."""
+    """Plays greedily (or epsilon-greedily) by a :class:`ScoreModel`; implements the arena's interface."""
 
     name = "dmc"
 
-    def __init__(self, model: DMCModel, epsilon: float = 0.0, rng: np.random.Generator | None = None,
+    def __init__(self, model: ScoreModel, epsilon: float = 0.0, rng: np.random.Generator | None = None,
                  bidding_epsilon: float | None = None, doubling_epsilon: float | None = None):
         self.model = model
         self.epsilon = epsilon
@@ -328,13 +333,14 @@ class DMCAgent(Agent):
         """Exploration at the doubling network's decisions (default: ``epsilon``)."""
         self.rng = rng or np.random.default_rng(0)
 
-    def epsilons(self, pos: np.ndarray) -> np.ndarray:
-        """The probability of a uniformly random legal action at each network of ``pos``."""
+    def epsilons(self, network: np.ndarray) -> np.ndarray:
+        """The probability of a uniformly random legal action at each row's network (``network``: indices
+        into :data:`NETWORKS`)."""
         def given(eps):
             return self.epsilon if eps is None else eps
 
-        return np.select([pos == 0, pos == 1], [given(self.bidding_epsilon), given(self.doubling_epsilon)],
-                         self.epsilon)
+        return np.select([network == 0, network == 1],
+                         [given(self.bidding_epsilon), given(self.doubling_epsilon)], self.epsilon)
 
     def act(self, view: engine.State) -> np.ndarray:
         return self.decide(view)[0]
@@ -344,12 +350,12 @@ class DMCAgent(Agent):
         """Q-values of the flat actions ``ids`` (game ``i``'s are ``ids[offsets[i]:offsets[i + 1]]``)."""
         return self._q(observe(state), network_of(state), ids, offsets)
 
-    def _q(self, obs: np.ndarray, pos: np.ndarray, ids: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    def _q(self, obs: np.ndarray, network: np.ndarray, ids: np.ndarray, offsets: np.ndarray) -> np.ndarray:
         """Q-values of the flat actions ``ids`` of the state rows ``obs`` (finite, or an error)."""
         seg = np.repeat(np.arange(len(obs)), np.diff(offsets))
-        q = self.model.q_values(torch.from_numpy(obs), pos, ids, seg).numpy()
+        q = self.model.score(torch.from_numpy(obs), network, ids, seg).numpy()
         if not np.isfinite(q).all():
-            raise_non_finite(q, pos[seg])
+            raise_non_finite(q, network[seg])
         return q
 
     @torch.no_grad()
@@ -361,21 +367,22 @@ class DMCAgent(Agent):
         and their scores in :attr:`last_scores` (one per id).
         """
         obs = observe(state)
-        pos = network_of(state)
+        network = network_of(state)
         bits = engine.legal_bits(state)  # computed once: for the Q candidates and for exploration
         ids, offsets = bits_to_ids(bits)
         actions = np.zeros(state.num_games, dtype=np.int64)
         live = np.flatnonzero(np.diff(offsets) > 0)
         self.last_scores = np.zeros(0, np.float32)
         if len(live):
-            q = self.last_scores = self._q(obs, pos, ids, offsets)
+            q = self.last_scores = self._q(obs, network, ids, offsets)
             live_offsets = np.concatenate([offsets[live], [offsets[-1]]])
             actions[live] = ids[self.pick(q, live_offsets)]
-            explore = np.flatnonzero((self.rng.random(state.num_games) < self.epsilons(pos)) & (pos >= 0))
+            drawn = self.rng.random(state.num_games) < self.epsilons(network)
+            explore = np.flatnonzero(drawn & (network >= 0))
             if len(explore):
                 actions[explore] = sample_bits(bits[explore], self.rng)
         self.last_legal = ids, offsets
-        return actions, obs, pos
+        return actions, obs, network
 
     def pick(self, scores: np.ndarray, offsets: np.ndarray) -> np.ndarray:
         """Index (into ``scores``) of the action chosen in each segment ``offsets[i]:offsets[i+1]``

@@ -1,7 +1,7 @@
 """Policy agents: a softmax over the legal actions of each decision.
 
 The policy learner (:mod:`train.ppo`) trains the same five networks as DMC
-(:class:`agents.dmc.DMCModel`: one per kind of decision, each scoring
+(:class:`agents.dmc.ScoreModel`: one per kind of decision, each scoring
 (state, action) features, so a decision costs only its legal actions) but reads
 their scores as logits::
 
@@ -25,7 +25,7 @@ import torch
 from doudizhu_env import engine
 from doudizhu_env.legal import bits_to_ids
 
-from .dmc import DMCAgent, DMCModel, segment_argmax
+from .dmc import DMCAgent, ScoreModel, segment_argmax
 
 
 def segment_log_softmax(logits: torch.Tensor, seg: torch.Tensor, segments: int) -> torch.Tensor:
@@ -39,12 +39,12 @@ def segment_log_softmax(logits: torch.Tensor, seg: torch.Tensor, segments: int) 
 
 
 class PolicyAgent(DMCAgent):
-    """Plays the softmax policy of a :class:`~agents.dmc.DMCModel`'s scores over the legal actions:
+    """Plays the softmax policy of a :class:`~agents.dmc.ScoreModel`'s scores over the legal actions:
     greedily (its most probable action), or drawing from it with ``sample``."""
 
     name = "ppo"
 
-    def __init__(self, model: DMCModel, sample: bool = False, rng: np.random.Generator | None = None,
+    def __init__(self, model: ScoreModel, sample: bool = False, rng: np.random.Generator | None = None,
                  epsilon: float = 0.0, bidding_epsilon: float | None = None,
                  doubling_epsilon: float | None = None):
         super().__init__(model, epsilon, rng, bidding_epsilon, doubling_epsilon)
@@ -79,8 +79,8 @@ class PolicyAgent(DMCAgent):
         return ids, offsets, logp.exp().numpy()
 
 
-def policy_agent(model: DMCModel) -> DMCAgent:
-    """The greedy agent of a model by what its scores are (:attr:`~agents.dmc.DMCModel.score_kind`):
+def policy_agent(model: ScoreModel) -> DMCAgent:
+    """The greedy agent of a model by what its scores are (:attr:`~agents.dmc.ScoreModel.score_kind`):
     Q-values (:class:`~agents.dmc.DMCAgent`) or a policy's logits (:class:`PolicyAgent`)."""
     return PolicyAgent(model) if model.score_kind == "logits" else DMCAgent(model)
 

@@ -101,7 +101,7 @@ class RlcardRuleAgent(Agent):
     def _play(self, view: engine.State, i: int, legal: np.ndarray) -> int:
         """rlcard's move for game ``i``, as an action id (pass on moves rlcard cannot read)."""
         obs = self.raw_obs(view, i, legal)
-        target = int(view.table_action[i])
+        target = int(view.to_beat[i])
         names, back = _strings(view.rules)
         if target >= 0 and names[target] not in self.card_type:
             return PASS

@@ -586,14 +586,14 @@ class _Plays:
         dealt = HAND_SIZE + HOLE_SIZE * (np.arange(3)[None, :] == landlord[:, None])
         self.left = dealt - played.sum(axis=2)  # cards in each seat's hand, from public facts
         self.unseen = DECK_COUNTS - self.hand - played.sum(axis=1)  # the other hands and the hole, unplayed
-        self._roles(seat, landlord, view.table_action.astype(np.int64), view.table_seat.astype(np.int64))
+        self._roles(seat, landlord, view.to_beat.astype(np.int64), view.to_beat_seat.astype(np.int64))
         ids, offsets = engine.legal_actions(view)
         g = np.repeat(rows, np.diff(offsets))
         card = ids >= NUM_SPECIAL  # only play-phase games have card plays
         self.g, self.a = g[card], ids[card].astype(np.int64)
         self.play = view.phase == engine.PLAY
 
-    def _roles(self, seat, landlord, table_action, table_seat) -> None:
+    def _roles(self, seat, landlord, to_beat, to_beat_seat) -> None:
         """Partner, the decision's kind, and the dangers: the fewest cards an opponent holds
         (leading), the cards of the seat that played the table (following)."""
         rows, left = self.rows, self.left
@@ -601,10 +601,10 @@ class _Plays:
         self.partner_one = (partner >= 0) & (left[rows, partner % 3] == 1)
         downstream = np.minimum(left[rows, (seat + 1) % 3], left[rows, (seat + 2) % 3])
         self.lead_danger = np.where(seat == landlord, downstream, left[rows, landlord % 3])
-        self.follow_danger = left[rows, table_seat % 3]
-        partner_played = (partner >= 0) & (table_seat == partner)
-        self.kind = np.where(table_action < 0, _LEAD, np.where(partner_played, _PARTNER, _OPPONENT))
-        self.partner_rank = self.f.ranks[np.maximum(table_action, 0)]
+        self.follow_danger = left[rows, to_beat_seat % 3]
+        partner_played = (partner >= 0) & (to_beat_seat == partner)
+        self.kind = np.where(to_beat < 0, _LEAD, np.where(partner_played, _PARTNER, _OPPONENT))
+        self.partner_rank = self.f.ranks[np.maximum(to_beat, 0)]
 
     def _unseen_facts(self) -> None:
         """What the unseen cards can beat with: ``hi[:, k]`` is the highest rank of which they

@@ -78,8 +78,7 @@ from doudizhu_env.cards import DECK_COUNTS, NUM_RANKS
 from doudizhu_env.driver import play_out, seat_actions
 from doudizhu_env.engine import PLAY, role_of
 from doudizhu_env.observation import cards_left, seat_view
-from doudizhu_env.rewards import OBJECTIVES as REWARD_OF_OBJECTIVE
-from doudizhu_env.rewards import shape_reward
+from doudizhu_env.rewards import OBJECTIVES, shape_reward
 
 from .base import Agent
 
@@ -87,7 +86,6 @@ INFERENCE_MODES = ("moves", "all", "none")
 #: Most games the agent steps in one batch (rollouts of the decisions searched together, plus their
 #: sampled worlds): decisions beyond it are searched in turn, so memory stays bounded (~100 MB).
 MAX_BATCH = 65_536
-OBJECTIVES = tuple(REWARD_OF_OBJECTIVE)  # the training objectives (doudizhu_env.rewards), one home
 #: Worlds of the first round under a time limit; later rounds are sized by the time left.
 FIRST_ROUND = 2
 
@@ -135,7 +133,7 @@ class SearchConfig:
         if self.inference not in INFERENCE_MODES:
             raise SearchConfigError(f"search option inference must be one of {list(INFERENCE_MODES)}, "
                                     f"got {self.inference!r}")
-        if self.objective not in OBJECTIVES:
+        if self.objective not in tuple(OBJECTIVES):  # a tuple: an unhashable value is refused, no TypeError
             raise SearchConfigError(f"search option objective must be one of {list(OBJECTIVES)}, "
                                     f"got {self.objective!r}")
         limit = self.time_limit
@@ -226,8 +224,8 @@ def opening_states(worlds: engine.State) -> tuple[engine.State, np.ndarray]:
         worlds,
         hands=(worlds.hands + worlds.played).astype(np.int8), played=np.zeros_like(worlds.played),
         num_plays=np.zeros_like(worlds.num_plays), phase=np.full(n, PLAY, np.int8),
-        to_act=worlds.landlord.copy(), table_action=np.full(n, -1, np.int32),
-        table_seat=np.full(n, -1, np.int8), passes=np.zeros(n, np.int8), bombs=np.zeros(n, np.int8),
+        to_act=worlds.landlord.copy(), to_beat=np.full(n, -1, np.int32),
+        to_beat_seat=np.full(n, -1, np.int8), passes=np.zeros(n, np.int8), bombs=np.zeros(n, np.int8),
         rocket=np.zeros(n, bool), spring=np.zeros(n, np.int8),
         history=np.where(keep, worlds.history, -1).astype(np.int16),
         history_seat=np.where(keep, worlds.history_seat, -1).astype(np.int8), history_len=first,
@@ -358,7 +356,7 @@ def rollout_values(view: engine.State, hands: np.ndarray, cands: list[np.ndarray
     state, _ = play_out(state, role_agent[role_of(np.arange(3)[None, :], state.landlord[:, None])], agents)
     seat = view.to_act.astype(np.int64)[game]
     points = state.scores[np.arange(len(game)), seat].astype(np.float64)
-    value = shape_reward(points, REWARD_OF_OBJECTIVE[objective]).astype(np.float64)
+    value = shape_reward(points, OBJECTIVES[objective]).astype(np.float64)
     out, start = [], 0
     for s in sizes:
         out.append(value[start : start + s * w].reshape(w, s).mean(axis=0))

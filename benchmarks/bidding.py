@@ -156,8 +156,8 @@ def farmer_teams(agent: Agent, opponent_spec: str, num_games: int, rules: Rules,
 
 def _keep(rec, view, games, actions, ids, offsets, q, mine: bool) -> None:
     """Append the bidding and doubling decisions among ``games`` to ``rec``."""
-    pos = network_of(view)
-    keep = np.flatnonzero(pos <= 1)
+    network = network_of(view)
+    keep = np.flatnonzero(network <= 1)
     for i in keep:
         chosen, best_other = np.nan, np.nan
         if q is not None:
@@ -165,7 +165,7 @@ def _keep(rec, view, games, actions, ids, offsets, q, mine: bool) -> None:
             chosen = float(q[lo:hi][ids[lo:hi] == actions[i]][0])
             others = q[lo:hi][ids[lo:hi] != actions[i]]
             best_other = float(others.max()) if len(others) else np.nan
-        for key, value in (("game", games[i]), ("seat", view.to_act[i]), ("network", pos[i]),
+        for key, value in (("game", games[i]), ("seat", view.to_act[i]), ("network", network[i]),
                            ("action", actions[i]), ("q", chosen), ("best_other", best_other),
                            ("redeals", view.redeals[i]), ("mine", mine)):
             rec[key].append(value)
@@ -187,8 +187,8 @@ def summarize(rec: dict, objective: str) -> dict:
             "mean_q": float(rec["q"][rows].mean()), "mean_result": float(target[rows].mean()),
             "bias": float(err.mean()), "rmse": float(np.sqrt((err**2).mean())),
         }
-    for p, name in ((0, "bidding"), (1, "doubling")):
-        rows = mine & (rec["network"] == p)
+    for index, name in ((0, "bidding"), (1, "doubling")):
+        rows = mine & (rec["network"] == index)
         if rows.sum() > 2:
             out[f"corr_{name}"] = float(np.corrcoef(rec["q"][rows], target[rows])[0, 1])
     doubling = rec["network"] == 1

@@ -83,16 +83,16 @@ def cross_entropies(agent: DMCAgent, games: int, steps: int, rng: np.random.Gene
             "head_better_share": float((head_ce < counting_ce).mean())}
 
 
-def head_log_probs(model, obs: np.ndarray, pos: np.ndarray) -> np.ndarray:
+def head_log_probs(model, obs: np.ndarray, network: np.ndarray) -> np.ndarray:
     """The hand head's ``(n, 2, R, HAND_CLASSES)`` log-probabilities for observations ``obs`` of
-    decisions of the networks ``pos``."""
+    decisions of the networks ``network``."""
     import torch
 
     x = torch.from_numpy(obs.astype(np.float32))
     out = np.zeros((len(obs), 2, NUM_RANKS, HAND_CLASSES))
-    for p in np.unique(pos):
-        rows = np.flatnonzero(pos == p)
-        net = model.nets[NETWORKS[p]]
+    for index in np.unique(network):
+        rows = np.flatnonzero(network == index)
+        net = model.nets[NETWORKS[index]]
         out[rows] = torch.log_softmax(net.hand_logits(net.embed(x[torch.from_numpy(rows)])), -1).numpy()
     return out
 

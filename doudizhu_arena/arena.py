@@ -14,7 +14,7 @@ agents trade places: ``rule, random, random`` and ``random, rule, rule``, as in
 DouZero's evaluations. ``"none"`` plays every deal once.
 
 Statistics (see ``docs/evaluation.md``): WP is the share of an agent's games
-won, ADP the average points (RULES.md scoring) per game. An agent's figure of
+won, ADP the average points (``docs/rules.md``, "Scoring") per game. An agent's figure of
 one deal is the mean over the seats it held across the deal's rotations; the
 95% interval is ``mean +- 1.96 * sd / sqrt(n)`` over those deal-level means
 (the normal approximation on paired deal averages). Per-role figures use the

@@ -34,26 +34,35 @@ from doudizhu_arena.arena import (
 from doudizhu_env.checks import short
 from doudizhu_env.rules import Rules
 
-AGENT = "dmc"
 #: The most deals one paired comparison plays (every deal is made before the first game).
 MAX_PAIRED_DEALS = 10_000_000
 
 
 
+class Evaluation(dict):
+    """What :func:`evaluate_against` returns: ``{f"{baseline}/{mode}": figures}``, and in :attr:`agent`
+    the name the evaluated agent played under (its tables' rows, :func:`format_table`'s heading)."""
+
+    def __init__(self, agent: str, figures: dict):
+        super().__init__(figures)
+        self.agent = agent
+
+
 def evaluate_against(agent: Agent | str, rules: Rules, opponents: list[str], num_deals: int, seed: int = 0,
-                     modes: tuple[str, ...] = MODES, workers: int = 1) -> dict:
+                     modes: tuple[str, ...] = MODES, workers: int = 1) -> Evaluation:
     """``{f"{baseline}/{mode}": {"wp": .., "adp": .., "wp_landlord": .., ..., "table": str}}``.
 
-    ``agent`` is an agent object (played in this process) or an agent spec
-    (:func:`agents.registry.make_agent`; each of ``workers`` processes builds its own).
+    ``agent`` is an agent object (played in this process, under its own :attr:`~agents.base.Agent.name`:
+    ``dmc``, ``ppo``, ...) or an agent spec (:func:`agents.registry.make_agent`; each of ``workers``
+    processes builds its own).
     """
     if isinstance(agent, str):
         name, factory = agent, None
     else:
-        name = AGENT
+        name = agent.name if agent.name not in opponents else f"{agent.name} (evaluated)"
 
         def factory(spec, rules, seed):
-            return agent if spec == AGENT else make_agent(spec, rules=rules, seed=seed)
+            return agent if spec == name else make_agent(spec, rules=rules, seed=seed)
 
         workers = 1  # an agent object lives in this process
     out = {}
@@ -62,10 +71,10 @@ def evaluate_against(agent: Agent | str, rules: Rules, opponents: list[str], num
             report = run_arena((name, opponent, opponent), num_deals, mode_rules(mode, rules), seed=seed,
                                agent_factory=factory, workers=workers)
             out[f"{opponent}/{mode}"] = _figures(report, name)
-    return out
+    return Evaluation(name, out)
 
 
-def _figures(report: dict, name: str = AGENT) -> dict:
+def _figures(report: dict, name: str) -> dict:
     """The agent's WP and ADP (and their 95% half-intervals ``*_ci``) overall and per role."""
     entry = report["agents"][name]
     figures = {}
@@ -83,9 +92,12 @@ def _figures(report: dict, name: str = AGENT) -> dict:
     return figures
 
 
-def format_table(report: dict) -> str:
-    """The evaluation tables, one per baseline and mode."""
-    return "\n\n".join(f"against {key} (agent = {AGENT}):\n{fig['table']}" for key, fig in report.items())
+def format_table(report: dict, agent: str | None = None) -> str:
+    """The evaluation tables of :func:`evaluate_against`, one per baseline and mode, each headed by the
+    evaluated agent's name: ``agent``, by default the report's own (:attr:`Evaluation.agent`)."""
+    agent = agent if agent is not None else getattr(report, "agent", None)
+    named = f" (agent = {agent})" if agent is not None else ""
+    return "\n\n".join(f"against {key}{named}:\n{fig['table']}" for key, fig in report.items())
 
 
 def paired_with_reference(agent: str, reference: str, rules: Rules, num_deals: int, seed: int = 0,

@@ -125,8 +125,8 @@ class State:
     base: np.ndarray  # (B,) int8 highest bid so far (the base score once bidding is over)
     landlord: np.ndarray  # (B,) int8 (-1 during bidding)
     doubles: np.ndarray  # (B, 3) int8 1 doubled (landlord: redoubled), 0 declined, -1 not asked
-    table_action: np.ndarray  # (B,) int32 the combination to beat (-1: the seat to act leads)
-    table_seat: np.ndarray  # (B,) int8 who played it (-1 none)
+    to_beat: np.ndarray  # (B,) int32 the combination to beat (-1: the seat to act leads)
+    to_beat_seat: np.ndarray  # (B,) int8 who played it (-1 none)
     passes: np.ndarray  # (B,) int8 consecutive passes
     played: np.ndarray  # (B, 3, 15) int8 cards played by each seat
     num_plays: np.ndarray  # (B, 3) int16 card plays (not passes) by each seat
@@ -163,7 +163,7 @@ class State:
     @property
     def leading(self) -> np.ndarray:
         """The seat to act may play any combination (no table to beat)."""
-        return self.table_action < 0
+        return self.to_beat < 0
 
     @property
     def num_actions(self) -> int:
@@ -278,8 +278,8 @@ def _new_hands(rules, keys, episode, redeals, cards, first, landlord) -> dict:
         rules=rules, key=keys, episode=episode, deal=cards, hands=hands, hole=hole,
         phase=np.full(n, BIDDING, np.int8), to_act=first.copy(), first_bidder=first,
         bids=np.full((n, 3), -1, np.int8), base=np.zeros(n, np.int8), landlord=np.full(n, -1, np.int8),
-        doubles=np.full((n, 3), -1, np.int8), table_action=np.full(n, -1, np.int32),
-        table_seat=np.full(n, -1, np.int8), passes=np.zeros(n, np.int8),
+        doubles=np.full((n, 3), -1, np.int8), to_beat=np.full(n, -1, np.int32),
+        to_beat_seat=np.full(n, -1, np.int8), passes=np.zeros(n, np.int8),
         played=np.zeros((n, 3, NUM_RANKS), np.int8), num_plays=np.zeros((n, 3), np.int16),
         bombs=np.zeros(n, np.int8), rocket=np.zeros(n, bool), spring=np.zeros(n, np.int8),
         history=np.full((n, MAX_HISTORY), -1, np.int16), history_seat=np.full((n, MAX_HISTORY), -1, np.int8),
@@ -334,7 +334,7 @@ def legal_bits(state: State) -> np.ndarray:
     if len(lead):
         bits[lead] = lt.fit_bits(state.hands[lead, state.to_act[lead]])
     if len(follow):
-        lt.follow_bits(state.hands[follow, state.to_act[follow]], state.table_action[follow], bits, follow)
+        lt.follow_bits(state.hands[follow, state.to_act[follow]], state.to_beat[follow], bits, follow)
     return bits
 
 
@@ -369,9 +369,9 @@ def legal_doubling(state: State, idx: np.ndarray, a: np.ndarray) -> np.ndarray:
 def legal_play(state: State, idx: np.ndarray, a: np.ndarray) -> np.ndarray:
     """The leader plays any combination it holds; a follower passes or beats the table with cards it holds."""
     table = action_table(state.rules)
-    leading = state.table_action[idx] < 0
+    leading = state.to_beat[idx] < 0
     hand = state.hands[idx, state.to_act[idx]]
-    card = (a >= NUM_SPECIAL) & holds(table, hand, a) & (leading | beats(table, a, state.table_action[idx]))
+    card = (a >= NUM_SPECIAL) & holds(table, hand, a) & (leading | beats(table, a, state.to_beat[idx]))
     return np.where(a == PASS, ~leading, card)
 
 
@@ -583,14 +583,14 @@ def _step_play(s: dict, idx: np.ndarray, actions: np.ndarray) -> None:
     s["to_act"][idx] = (seat + 1) % 3
     p = idx[passed]
     s["passes"][p] += 1
-    s["table_action"][p[s["passes"][p] >= 2]] = -1
+    s["to_beat"][p[s["passes"][p] >= 2]] = -1
     s["passes"][p[s["passes"][p] >= 2]] = 0
     q, qs, qa = idx[~passed], seat[~passed], a[~passed]
     counts = table.counts[qa]
     s["hands"][q, qs] -= counts
     s["played"][q, qs] += counts
     s["num_plays"][q, qs] += 1
-    s["table_action"][q], s["table_seat"][q], s["passes"][q] = qa, qs, 0
+    s["to_beat"][q], s["to_beat_seat"][q], s["passes"][q] = qa, qs, 0
     s["bombs"][q] += table.types[qa] == CombType.BOMB
     s["rocket"][q] |= qa == table.rocket
     out = s["hands"][q, qs].sum(axis=1) == 0

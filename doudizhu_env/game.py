@@ -179,8 +179,8 @@ class Game:
     """One game of Dou Dizhu; see the module docstring. Build one with :meth:`new` or from a state.
 
     The fields are the engine's (:class:`~doudizhu_env.engine.State`) as Python numbers and lists:
-    ``phase``, ``to_act``, ``bids``, ``base``, ``landlord``, ``doubles``, ``table_action``,
-    ``table_seat``, ``passes``, ``num_plays``, ``bombs``, ``rocket``, ``spring``, ``history``,
+    ``phase``, ``to_act``, ``bids``, ``base``, ``landlord``, ``doubles``, ``to_beat``,
+    ``to_beat_seat``, ``passes``, ``num_plays``, ``bombs``, ``rocket``, ``spring``, ``history``,
     ``history_seat``, ``redeals``, ``done``, ``truncated``, ``ended``, ``rewards``, ``scores``;
     the cards are ``hands`` (``(3, 15)`` int8) and ``hole``, views of ``cards``. Treat them as read-only.
     """
@@ -244,7 +244,7 @@ class Game:
         cards[_UNSEEN:] = DECK_COUNTS - s.played[i].sum(axis=0) - s.hands[i]
         self.cards = cards
         self.left = s.hands[i].sum(axis=1).tolist()
-        for name in ("phase", "to_act", "first_bidder", "base", "landlord", "table_action", "table_seat",
+        for name in ("phase", "to_act", "first_bidder", "base", "landlord", "to_beat", "to_beat_seat",
                      "passes", "bombs", "spring", "redeals", "escaped"):
             setattr(self, name, int(getattr(s, name)[i]))
         for name in ("bids", "doubles", "num_plays", "scores"):
@@ -291,7 +291,7 @@ class Game:
         history[0, : len(self.history)] = self.history
         history_seat[0, : len(self.history)] = self.history_seat
         one = {"episode": np.int32, "phase": np.int8, "to_act": np.int8, "first_bidder": np.int8,
-               "base": np.int8, "landlord": np.int8, "table_action": np.int32, "table_seat": np.int8,
+               "base": np.int8, "landlord": np.int8, "to_beat": np.int32, "to_beat_seat": np.int8,
                "passes": np.int8, "bombs": np.int8, "rocket": bool, "spring": np.int8, "redeals": np.int16,
                "escaped": np.int8, "done": bool, "truncated": bool, "ended": bool}
         three = {"bids": np.int8, "doubles": np.int8, "num_plays": np.int16, "rewards": np.float32,
@@ -336,7 +336,7 @@ class Game:
         self.cards[_UNSEEN:] = DECK_COUNTS - self.cards[_HANDS:_HANDS + 3]
         self.episode, self.redeals, self.deal, self.left = episode, redeals, cards, [HAND_SIZE] * 3
         self.phase, self.to_act, self.first_bidder, self.base, self.landlord = BIDDING, first, first, 0, -1
-        self.table_action = self.table_seat = self.escaped = -1
+        self.to_beat = self.to_beat_seat = self.escaped = -1
         self.passes = self.bombs = self.spring = 0
         self.bids, self.doubles, self.num_plays, self.scores = [-1] * 3, [-1] * 3, [0] * 3, [0] * 3
         self.rocket = self.done = self.truncated = False
@@ -376,8 +376,8 @@ class Game:
             t, phase = self._t, self.phase
             if phase == PLAY:
                 legal = self._fit(self.to_act)
-                if self.table_action >= 0:  # follow: the beating combinations held, and pass
-                    legal = legal & t.beaters[t.beater_row[self.table_action]] | 1 << PASS
+                if self.to_beat >= 0:  # follow: the beating combinations held, and pass
+                    legal = legal & t.beaters[t.beater_row[self.to_beat]] | 1 << PASS
             else:
                 legal = t.phase_bits.get((phase, self.base))
                 if legal is None:
@@ -529,14 +529,14 @@ class Game:
         if action == PASS:
             self.passes += 1
             if self.passes >= 2:
-                self.table_action, self.passes = -1, 0
+                self.to_beat, self.passes = -1, 0
             return
         t = self._t
         self.cards += t.play_delta(seat, action)
         self.left[seat] -= t.num_cards[action]
         self._fits[seat] = None
         self.num_plays[seat] += 1
-        self.table_action, self.table_seat, self.passes = action, seat, 0
+        self.to_beat, self.to_beat_seat, self.passes = action, seat, 0
         self.bombs += t.bomb[action]
         self.rocket |= action == t.rocket
         if self.left[seat] == 0:
@@ -570,7 +570,7 @@ class Game:
 
     @property
     def leading(self) -> bool:
-        return self.table_action < 0
+        return self.to_beat < 0
 
     def observe(self, seat: int) -> np.ndarray:
         """``(OBS_SIZE,)`` float32 observation of ``seat``: :func:`observe` of the one-game state, built
@@ -580,8 +580,8 @@ class Game:
             seat = int(seat)
         out = np.zeros(OBS_SIZE, dtype=np.float32)
         out[:_CARDS_END] = self.cards.ravel().take(_CARD_ENTRIES[self.landlord >= 0, seat]) > _CARD_LEVELS
-        if self.phase == PLAY and self.table_action >= 0:
-            out[_TO_BEAT] = self._t.action_bits[self.table_action]
+        if self.phase == PLAY and self.to_beat >= 0:
+            out[_TO_BEAT] = self._t.action_bits[self.to_beat]
         start = MAX_HISTORY - len(self.history)
         out[_HISTORY] = self._moves[start : start + HISTORY_MOVES].ravel()
         out[_HISTORY_SEATS] = self._movers[seat, start : start + HISTORY_MOVES].ravel()
@@ -601,8 +601,8 @@ class Game:
                 _BOMBS_COL + min(self.bombs + self.rocket, _BOMBS_TOP),
                 _LEFT_COL + left[me], _LEFT_COL + _LEFT_SIZE + left[after],
                 _LEFT_COL + 2 * _LEFT_SIZE + left[before]]
-        if self.phase == PLAY and self.table_action >= 0:
-            cols.append(_TO_BEAT_SEAT_COL + (self.table_seat - seat) % 3)
+        if self.phase == PLAY and self.to_beat >= 0:
+            cols.append(_TO_BEAT_SEAT_COL + (self.to_beat_seat - seat) % 3)
         return cols
 
     def _settled_columns(self, seat: int) -> list[int]:

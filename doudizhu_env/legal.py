@@ -132,18 +132,18 @@ class LegalTables:
             bits &= self.fit[block, idx[:, block]]
         return bits
 
-    def follow_bits(self, hands: np.ndarray, table_actions: np.ndarray, out: np.ndarray | None = None,
+    def follow_bits(self, hands: np.ndarray, to_beat: np.ndarray, out: np.ndarray | None = None,
                     out_rows: np.ndarray | None = None) -> np.ndarray:
-        """``(N, W)`` bitsets of the legal answers to ``table_actions``: beating combos held, and pass.
+        """``(N, W)`` bitsets of the legal answers to ``to_beat``: beating combos held, and pass.
 
         When the answers fit in a few words (a window from the first beating id,
         and the bomb words), only those words are computed. With ``out`` (zeros)
         the bitsets are written into its rows ``out_rows`` instead of a new array.
         """
         if out is None or out_rows is None:
-            out = np.zeros((len(table_actions), self.words), dtype=np.uint64)
-            out_rows = np.arange(len(table_actions))
-        rows = self.beater_row[table_actions]
+            out = np.zeros((len(to_beat), self.words), dtype=np.uint64)
+            out_rows = np.arange(len(to_beat))
+        rows = self.beater_row[to_beat]
         narrow = self.narrow[rows]
         wide = np.flatnonzero(~narrow)
         if len(wide):

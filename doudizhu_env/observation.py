@@ -146,7 +146,7 @@ def _card_counts(state: State, seats: np.ndarray, last) -> np.ndarray:
     hole = state.hole * (state.landlord >= 0)[:, None]
     leading = state.leading | (state.phase != PLAY)
     table = action_table(state.rules)
-    to_beat = table.counts[np.maximum(state.table_action, 0)] * ~leading[:, None]
+    to_beat = table.counts[np.maximum(state.to_beat, 0)] * ~leading[:, None]
     moves, _, valid = last
     history = table.counts[np.maximum(moves, 0)] * valid[..., None]
     return np.concatenate([
@@ -171,7 +171,7 @@ def _one_hot_values(state: State, seats: np.ndarray, last) -> np.ndarray:
         state.base[:, None],
         np.minimum(np.log2(state.multiplier).astype(np.int64), MULTIPLIER_LEVELS - 1)[:, None],
         cards_left(state)[rows, rel],
-        np.where(leading, -1, (state.table_seat - seats) % 3)[:, None],
+        np.where(leading, -1, (state.to_beat_seat - seats) % 3)[:, None],
         np.minimum(state.bombs.astype(np.int64) + state.rocket, BOMB_LEVELS - 1)[:, None],
         np.where(valid, (who - seats[:, None]) % 3, -1),
     ], axis=1, dtype=np.int64)

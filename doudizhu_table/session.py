@@ -91,6 +91,6 @@ def move_events(before: engine.State, after: engine.State, seat: int, action: in
     elif before.landlord[0] < 0 <= after.landlord[0]:
         out.append(Event("landlord", int(after.landlord[0]), base=int(after.base[0]),
                          hole=tuple(int(c) for c in hole_ids(after))))
-    elif phase == engine.PLAY and action == PASS and not after.done[0] and after.table_action[0] < 0:
+    elif phase == engine.PLAY and action == PASS and not after.done[0] and after.to_beat[0] < 0:
         out.append(Event("trick", int(after.to_act[0])))
     return out

@@ -124,7 +124,7 @@ def parse_move(state: engine.State, text: str) -> list[int]:
                         f"(your hand: {format_hand(hand)})")
     ok = [a for a in readings if a in legal]
     if not ok:
-        on_table = table.names[int(state.table_action[0])]
+        on_table = table.names[int(state.to_beat[0])]
         raise MoveError(f"{table.names[readings[0]]} does not beat {on_table}; "
                         "play a higher combination of the same type and length, a bomb, or pass")
     return ok
@@ -241,7 +241,7 @@ class Table:
         legal = engine.legal_actions(state)[0].tolist()
         phase = int(state.phase[0])
         if self.auto_pass and phase == engine.PLAY and legal == [PASS]:
-            on = self.table.names[int(state.table_action[0])]
+            on = self.table.names[int(state.to_beat[0])]
             self.write(self.style(f"  nothing in your hand beats {on}: you pass", "dim"))
             return PASS
         self.show(state)
@@ -302,7 +302,7 @@ class Table:
         if state.landlord[0] >= 0:
             self.write(f"  hole cards: {s.cards(hole_ids(state))}")
         if state.phase[0] == engine.PLAY:
-            on, by = int(state.table_action[0]), int(state.table_seat[0])
+            on, by = int(state.to_beat[0]), int(state.to_beat_seat[0])
             partner = ", your partner" if is_partner(state, by, self.seat) else ""
             self.write("  you lead: play any combination" if on < 0 else
                        f"  to beat: {s(self.table.names[on], 'bold')} by {self.seat_label(by)}{partner}")

@@ -103,21 +103,21 @@ def get_dotted(cfg, dotted: str):
 
 
 def small_config():
-    """The small Q-network sizes of the training tests (a :class:`agents.dmc.ModelConfig`; torch needed)."""
+    """The small network sizes of the training tests (a :class:`agents.dmc.ModelConfig`; torch needed)."""
     from agents.dmc import ModelConfig
 
     return ModelConfig(hidden=16, lstm_hidden=8, action_hidden=8, head_hidden=16)
 
 
 def small_model(rules: Rules = STANDARD, cfg=None, seed: int = 0):
-    """A freshly initialised :class:`agents.dmc.DMCModel` of ``cfg`` (default: :func:`small_config`),
+    """A freshly initialised :class:`agents.dmc.ScoreModel` of ``cfg`` (default: :func:`small_config`),
     its weights drawn from ``torch.manual_seed(seed)``."""
     import torch
 
-    from agents.dmc import DMCModel
+    from agents.dmc import ScoreModel
 
     torch.manual_seed(seed)
-    return DMCModel(rules, small_config() if cfg is None else cfg)
+    return ScoreModel(rules, small_config() if cfg is None else cfg)
 
 
 def dmc_learner(model, **settings):

@@ -182,7 +182,7 @@ class ReferenceGame:
         self.hands, self.hole, self.first_bidder = hands, hole, first_bidder
         self.phase, self.to_act = BIDDING, first_bidder
         self.bids, self.base, self.landlord, self.doubles = [-1] * 3, 0, -1, [-1] * 3
-        self.table, self.table_seat, self.passes = -1, -1, 0
+        self.to_beat, self.to_beat_seat, self.passes = -1, -1, 0
         self.played = [[0] * NUM_RANKS for _ in range(3)]
         self.num_plays = [0, 0, 0]
         self.bombs, self.rocket = 0, False
@@ -202,7 +202,7 @@ class ReferenceGame:
 
     @property
     def leading(self) -> bool:
-        return self.table < 0
+        return self.to_beat < 0
 
     def legal_actions(self) -> set[int]:
         """Every legal action id of the seat to act (empty when the hand is over or awaits a redeal)."""
@@ -216,7 +216,7 @@ class ReferenceGame:
         held = held_combinations(self.cat, self.hands[self.to_act])
         if self.leading:  # the leader must play, anything held
             return set(held)
-        return {PASS} | {a for a in held if beats(self.cat, a, self.table)}
+        return {PASS} | {a for a in held if beats(self.cat, a, self.to_beat)}
 
     # -- transitions -----------------------------------------------------------
 
@@ -289,15 +289,15 @@ class ReferenceGame:
     def _start_play(self) -> None:
         """The landlord leads."""
         self.phase, self.to_act = PLAY, self.landlord
-        self.table, self.table_seat, self.passes = -1, -1, 0
+        self.to_beat, self.to_beat_seat, self.passes = -1, -1, 0
 
     def _play(self, seat: int, a: int) -> None:
         """Play or pass; after two passes in a row the last player leads; an empty hand ends it."""
         if a == PASS:
             self.passes += 1
             if self.passes == 2:
-                self.to_act = self.table_seat
-                self.table, self.passes = -1, 0
+                self.to_act = self.to_beat_seat
+                self.to_beat, self.passes = -1, 0
             else:
                 self.to_act = (seat + 1) % 3
             return
@@ -306,7 +306,7 @@ class ReferenceGame:
             self.hands[seat][r] -= cards[r]
             self.played[seat][r] += cards[r]
         self.num_plays[seat] += 1
-        self.table, self.table_seat, self.passes = a, seat, 0
+        self.to_beat, self.to_beat_seat, self.passes = a, seat, 0
         self.bombs += self.cat.types[a] == CombType.BOMB
         self.rocket |= self.cat.types[a] == CombType.ROCKET
         if sum(self.hands[seat]) == 0:

@@ -125,8 +125,8 @@ class _Turn:
         self.hand_t = tuple(int(x) for x in self.hand)
         self.left = self._cards_left(view, i)
         self.unseen = DECK_COUNTS - self.hand - view.played[i].sum(axis=0)
-        self.table_action = int(view.table_action[i])
-        self.table_seat = int(view.table_seat[i])
+        self.to_beat = int(view.to_beat[i])
+        self.to_beat_seat = int(view.to_beat_seat[i])
         self.legal = legal
 
     @staticmethod
@@ -201,9 +201,9 @@ class _Turn:
         out = plays[self.t.num_cards[plays] == self.hand.sum()]
         if len(out):
             return int(out[0])
-        if self.table_action < 0:
+        if self.to_beat < 0:
             return self.lead(plays)
-        if self.partner() is not None and self.table_seat == self.partner():
+        if self.partner() is not None and self.to_beat_seat == self.partner():
             return self.follow_partner(plays)
         return self.follow_opponent(plays)
 
@@ -234,7 +234,7 @@ class _Turn:
 
     def follow_opponent(self, plays: np.ndarray) -> int:
         before = hand_cost(self.hand_t)
-        danger = int(self.left[self.table_seat])
+        danger = int(self.left[self.to_beat_seat])
         normal = plays[~np.isin(self.t.types[plays], _BOMB_TYPES)]
         if len(normal):
             scored = [(self.cost_after(int(a)), int(self.t.ranks[a]), int(a))
@@ -253,7 +253,7 @@ class _Turn:
         return PASS
 
     def follow_partner(self, plays: np.ndarray) -> int:
-        partner_rank = int(self.t.ranks[self.table_action])
+        partner_rank = int(self.t.ranks[self.to_beat])
         normal = plays[~np.isin(self.t.types[plays], _BOMB_TYPES)]
         if not len(normal) or partner_rank >= 8:
             return PASS

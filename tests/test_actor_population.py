@@ -108,9 +108,9 @@ def test_without_warm_the_teacher_does_not_play():
 
 def test_explore_keeps_finished_games_and_draws_legal_moves():
     state = engine.reset(np.random.default_rng(0), 64, dataclasses.replace(STANDARD, bidding=False))
-    pos = np.where(np.arange(64) % 2 == 0, 2, -1)
+    network = np.where(np.arange(64) % 2 == 0, 2, -1)
     actions = np.full(64, -5, np.int64)
-    out = explore(actions, state, pos, np.ones(64), np.random.default_rng(0))
+    out = explore(actions, state, network, np.ones(64), np.random.default_rng(0))
     assert (out[1::2] == -5).all()
     assert engine.is_legal(engine.take(state, np.arange(0, 64, 2)), out[::2]).all()
 

@@ -94,7 +94,7 @@ def compare_state(state: engine.State, ref: ReferenceGame, i: int) -> None:
     assert state.scores[i].tolist() == ref.scores
     if not ref.done:
         assert int(state.to_act[i]) == ref.to_act
-        assert int(state.table_action[i]) == ref.table
+        assert int(state.to_beat[i]) == ref.to_beat
     if ref.done and not ref.truncated:
         assert int(state.spring[i]) == SPRING_CODE[ref.spring, ref.reverse_spring]
         assert sum(ref.scores) == 0

@@ -323,11 +323,11 @@ def test_after_two_passes_the_last_player_leads_anything():
     with pytest.raises(IllegalActionError):
         step(s, action_ids(s, "3"))  # the landlord's 3 does not beat T
     s = play(["pass"], state=s)
-    assert s.to_act[0] == 1 and s.leading[0] and s.table_action[0] == -1
+    assert s.to_act[0] == 1 and s.leading[0] and s.to_beat[0] == -1
     with pytest.raises(IllegalActionError):
         step(s, action_ids(s, "pass"))
     s = play(["3"], state=s)  # lower than the T on the table before
-    assert s.table_seat[0] == 1 and s.hands[0, 1].sum() == 15
+    assert s.to_beat_seat[0] == 1 and s.hands[0, 1].sum() == 15
 
 
 def test_stepping_a_finished_game_is_a_noop():

@@ -111,17 +111,17 @@ def test_the_head_never_changes_what_the_model_plays():
         s = engine.step(s, act, auto_reset=True)
 
 
-def test_q_and_hands_gives_the_q_values_of_q_values():
+def test_q_and_hands_gives_the_scores_of_score():
     model = hand_model(seed=2)
     batch = Actor(model, 16, "adp", np.random.default_rng(1)).collect(256, epsilon=0.1)
     obs = torch.from_numpy(unpack_obs(batch.obs))
-    pos, ids = batch.network.astype(np.int64), batch.action.astype(np.int64)
+    network, ids = batch.network.astype(np.int64), batch.action.astype(np.int64)
     with torch.no_grad():
-        q, logits = model.q_and_hands(obs, pos, ids)
-        assert torch.allclose(q, model.q_values(obs, pos, ids, np.arange(len(ids))))
+        q, logits = model.q_and_hands(obs, network, ids)
+        assert torch.allclose(q, model.score(obs, network, ids, np.arange(len(ids))))
     assert logits.shape == (len(ids), 2, NUM_RANKS, HAND_CLASSES)
     with pytest.raises(ValueError, match="hand_head"):
-        small_model().q_and_hands(obs, pos, ids)
+        small_model().q_and_hands(obs, network, ids)
 
 
 def test_the_learner_learns_the_hands_and_reports_their_loss():

@@ -475,3 +475,19 @@ def test_the_learner_rate_measures_either_learner(learner, tmp_path):
     assert rate["learner"] == learner and rate["batch_size"] == 128
     assert rate["learner_sps"] > 0 and rate["updates_per_s"] > 0
     assert rate["learner_us_per_frame"] == pytest.approx(1e6 / rate["learner_sps"])
+
+
+def test_the_evaluation_names_the_agent_it_evaluated():
+    """The tables of a PPO agent's evaluation say ``ppo`` (the agent's own name), not ``dmc``."""
+    from agents.rule import RuleAgent
+    from doudizhu_arena.evaluation import evaluate_against, format_table
+
+    agent = PolicyAgent(small_model(seed=1))
+    report = evaluate_against(agent, STANDARD, ["random"], 2, modes=("fixed_landlord",))
+    text = format_table(report)
+    assert report.agent == "ppo" and text.startswith("against random/fixed_landlord (agent = ppo):")
+    assert "\nppo " in text and "dmc" not in text
+    assert format_table(report, "mine").startswith("against random/fixed_landlord (agent = mine):")
+    same = evaluate_against(RuleAgent(), STANDARD, ["rule"], 2, modes=("fixed_landlord",))  # its own name
+    assert same.agent == "rule (evaluated)"
+    assert same["rule/fixed_landlord"]["table"].count("rule (evaluated)") >= 2

@@ -6,7 +6,7 @@ import torch
 from helpers import STANDARD
 
 from agents.checkpoint import CheckpointError, export_weights, load_model, read_checkpoint, save_checkpoint
-from agents.dmc import DMCAgent, DMCModel, ModelConfig
+from agents.dmc import DMCAgent, ModelConfig, ScoreModel
 from agents.registry import PRETRAINED, make_agent
 from doudizhu_arena.arena import run_arena
 from doudizhu_env import engine
@@ -42,7 +42,7 @@ def test_pretrained_plays_full_games_through_the_arena(bidding):
 
 def test_export_keeps_the_play_and_halves_the_file(tmp_path):
     torch.manual_seed(0)
-    model = DMCModel(STANDARD, ModelConfig(hidden=32, lstm_hidden=16, action_hidden=16, head_hidden=32))
+    model = ScoreModel(STANDARD, ModelConfig(hidden=32, lstm_hidden=16, action_hidden=16, head_hidden=32))
     full = tmp_path / "full.pt"
     save_checkpoint(str(full), model, torch.optim.Adam(model.parameters()), frames=123, updates=4,
                     train_config={"seed": 0})

@@ -50,8 +50,8 @@ def situations(view: engine.State, actions: np.ndarray) -> Counter:
     down, up = left[rows, (seat + 1) % 3], left[rows, (seat + 2) % 3]
     danger = np.where(seat == landlord, np.minimum(down, up), left[rows, landlord % 3])  # opponents' fewest
     partner = np.where(seat == landlord, -1, 3 - seat - landlord)
-    leading = view.table_action < 0
-    by_partner = ~leading & (view.table_seat == partner)
+    leading = view.to_beat < 0
+    by_partner = ~leading & (view.to_beat_seat == partner)
     kind = table.types[actions]
     found = {
         "bid": view.phase == engine.BIDDING,
@@ -82,7 +82,7 @@ def assert_same(view: engine.State, got: np.ndarray, want: np.ndarray) -> None:
         i = int(bad[0])
         table = action_table(view.rules)
         pytest.fail(f"{len(bad)} of {view.num_games} games differ; game {i} (phase {int(view.phase[i])}, "
-                    f"table {int(view.table_action[i])}): batched {table.names[got[i]]!r}, "
+                    f"to beat {int(view.to_beat[i])}): batched {table.names[got[i]]!r}, "
                     f"reference {table.names[want[i]]!r}")
 
 

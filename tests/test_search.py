@@ -158,7 +158,7 @@ def test_the_opening_is_the_start_of_the_play_phase():
     opening, first = opening_states(state)
     assert np.all(opening.phase == PLAY) and np.all(opening.to_act == opening.landlord)
     assert np.array_equal(opening.hands.astype(np.int64).sum(axis=(1, 2)), np.full(state.num_games, 54))
-    assert np.all(opening.played == 0) and np.all(opening.table_action == -1)
+    assert np.all(opening.played == 0) and np.all(opening.to_beat == -1)
     assert np.array_equal(opening.history_len, first) and np.all(first == 6)  # 3 bids (or fewer) + doublings
 
 

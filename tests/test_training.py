@@ -39,8 +39,8 @@ from train.samples import Samples, pack_obs, unpack_obs  # noqa: E402
 
 SMALL = small_config()
 
-LOSS_TAGS = {f"loss/{p}" for p in NETWORKS} | {"loss/all"}
-RETURN_TAGS = {f"return/{p}" for p in NETWORKS}
+LOSS_TAGS = {f"loss/{name}" for name in NETWORKS} | {"loss/all"}
+RETURN_TAGS = {f"return/{name}" for name in NETWORKS}
 PERF_TAGS = {"perf/frames_per_s", "perf/epsilon", "perf/updates", "perf/learning_rate"}
 
 
@@ -385,7 +385,7 @@ def test_kill_during_checkpoint_write_leaves_the_previous_one(tmp_path):
     save_checkpoint(str(path), small_model(), frames=1)
     script = textwrap.dedent(f"""
         import io, time, torch
-        from agents.dmc import DMCModel, ModelConfig
+        from agents.dmc import ScoreModel, ModelConfig
         from doudizhu_env.rules import Rules
         from agents.checkpoint import save_checkpoint
 
@@ -400,7 +400,7 @@ def test_kill_during_checkpoint_write_leaves_the_previous_one(tmp_path):
             time.sleep(120)
 
         torch.save = slow_save
-        model = DMCModel(Rules.preset("standard"), ModelConfig(**{SMALL.to_dict()!r}))
+        model = ScoreModel(Rules.preset("standard"), ModelConfig(**{SMALL.to_dict()!r}))
         save_checkpoint({str(path)!r}, model, frames=2)
     """)
     proc = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT)
@@ -486,16 +486,16 @@ def test_learner_loss_falls_on_a_fixed_batch():
 def test_learner_stats():
     model = small_model()
     batch = Actor(model, 16, "adp", np.random.default_rng(1)).collect(256, epsilon=0.0)
-    pos = batch.network.astype(np.int64)
+    network = batch.network.astype(np.int64)
     with torch.no_grad():  # Q before the update: the losses reported are those of this batch
-        q = model.q_values(torch.from_numpy(unpack_obs(batch.obs)), pos, batch.action.astype(np.int64),
-                           np.arange(len(pos))).numpy()
+        q = model.score(torch.from_numpy(unpack_obs(batch.obs)), network, batch.action.astype(np.int64),
+                        np.arange(len(network))).numpy()
     squared = (q - batch.target) ** 2
     stats = dmc_learner(model, learning_rate=1e-3).update(batch)
     assert stats["loss/all"] == pytest.approx(float(squared.mean()), rel=1e-4)
-    for p in np.unique(pos):
-        name = NETWORKS[p]
-        rows = pos == p
+    for index in np.unique(network):
+        name = NETWORKS[index]
+        rows = network == index
         assert stats[f"return/{name}"] == pytest.approx(float(batch.target[rows].mean()), rel=1e-5)
         assert stats[f"loss/{name}"] == pytest.approx(float(squared[rows].mean()), rel=1e-4)
 
@@ -544,12 +544,13 @@ def test_recorder_targets_are_the_final_points_of_the_deciding_seat(objective):
     pending: dict[int, list[tuple[int, int, int, np.ndarray]]] = {g: [] for g in range(games)}
     next_id, hands = 0, 0
     for _ in range(400):
-        obs, pos = observe(state), network_of(state)
+        obs, network = observe(state), network_of(state)
         ids = np.arange(next_id, next_id + games)  # labels in the action field identify the decisions
         next_id += games
-        rec.record(np.arange(games), state.to_act, pos, ids, obs)
+        rec.record(np.arange(games), state.to_act, network, ids, obs)
         for g in range(games):
-            pending[g].append((int(ids[g]), int(state.to_act[g]), int(pos[g]), pack_obs(obs[g : g + 1])[0]))
+            decision = (int(ids[g]), int(state.to_act[g]), int(network[g]), pack_obs(obs[g : g + 1])[0])
+            pending[g].append(decision)
         state = engine.step(state, engine.sample_legal(state, rng), auto_reset=True)
         ended = np.flatnonzero(state.ended)
         if not len(ended):
@@ -557,14 +558,15 @@ def test_recorder_targets_are_the_final_points_of_the_deciding_seat(objective):
         out = rec.finish(ended, state.rewards[ended])
         expected = {}
         for g in ended:
-            for i, seat, p, bits in pending.pop(g):
-                expected[i] = (objective_targets(state.rewards[g, seat : seat + 1], objective)[0], p, bits)
+            for i, seat, index, bits in pending.pop(g):
+                target = objective_targets(state.rewards[g, seat : seat + 1], objective)[0]
+                expected[i] = (target, index, bits)
             pending[g] = []
         assert sorted(out.action.tolist()) == sorted(expected)
         for row, i in enumerate(out.action):
-            target, p, bits = expected[int(i)]
+            target, index, bits = expected[int(i)]
             assert out.target[row] == pytest.approx(target)
-            assert out.network[row] == p
+            assert out.network[row] == index
             assert np.array_equal(out.obs[row], bits)
         hands += len(ended)
         # the rows of ended hands are freed; those of hands in progress are kept
@@ -666,12 +668,12 @@ def test_dmc_agent_plays_only_legal_actions(epsilon):
     state = engine.reset(11, games, STANDARD)
     seen = set()
     for _ in range(250):
-        actions, obs, pos = agent.decide(state)
+        actions, obs, network = agent.decide(state)
         assert actions.shape == (games,) and actions.dtype == np.int64
         assert obs.shape == (games, OBS_SIZE) and obs.dtype == np.float32
-        assert pos.shape == (games,) and np.array_equal(pos, network_of(state))
-        assert ((pos >= 0) & (pos < len(NETWORKS))).all()
-        seen.update(pos.tolist())
+        assert network.shape == (games,) and np.array_equal(network, network_of(state))
+        assert ((network >= 0) & (network < len(NETWORKS))).all()
+        seen.update(network.tolist())
         state = engine.step(state, actions, check=True, auto_reset=True)  # raises on an illegal action
     if epsilon:  # an untrained greedy model may pass every bid (redeal after redeal): only with exploration
         assert seen == set(range(len(NETWORKS)))
@@ -683,14 +685,14 @@ def test_dmc_agent_on_finished_games():
     rng = np.random.default_rng(0)
     while not state.done.any():
         state = engine.step(state, engine.sample_legal(state, rng))
-    actions, obs, pos = agent.decide(state)
-    assert (actions[state.done] == PASS).all() and (pos[state.done] == -1).all()
-    assert (pos[~state.done] >= 0).all()
+    actions, obs, network = agent.decide(state)
+    assert (actions[state.done] == PASS).all() and (network[state.done] == -1).all()
+    assert (network[~state.done] >= 0).all()
     assert engine.is_legal(state, actions)[~state.done].all()
     while not state.done.all():
         state = engine.step(state, engine.sample_legal(state, rng))
-    actions, _, pos = agent.decide(state)
-    assert (actions == PASS).all() and (pos == -1).all()
+    actions, _, network = agent.decide(state)
+    assert (actions == PASS).all() and (network == -1).all()
 
 
 def test_dmc_agent_is_greedy_on_q_values():
@@ -699,11 +701,11 @@ def test_dmc_agent_is_greedy_on_q_values():
     state = engine.reset(4, 8, STANDARD)
     for _ in range(20):
         state = engine.step(state, engine.sample_legal(state, np.random.default_rng(1)), auto_reset=True)
-    actions, obs, pos = agent.decide(state)
+    actions, obs, network = agent.decide(state)
     ids, offsets = engine.legal_actions(state)
     seg = np.repeat(np.arange(8), np.diff(offsets))
     with torch.no_grad():
-        q = model.q_values(torch.from_numpy(obs), pos, ids, seg).numpy()
+        q = model.score(torch.from_numpy(obs), network, ids, seg).numpy()
     for g in range(8):
         best = ids[offsets[g] + int(np.argmax(q[offsets[g] : offsets[g + 1]]))]
         assert actions[g] == best

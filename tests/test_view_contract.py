@@ -13,7 +13,7 @@ import pytest
 import torch
 from helpers import random_states
 
-from agents.dmc import DMCAgent, DMCModel, ModelConfig
+from agents.dmc import DMCAgent, ModelConfig, ScoreModel
 from doudizhu_env import engine
 from doudizhu_env.observation import cards_left, observe, seat_view
 from doudizhu_env.rules import Rules
@@ -59,7 +59,7 @@ def test_cards_left_counts_the_hands_from_public_facts(preset, bidding):
 def test_a_model_picks_the_same_actions_from_the_state_and_from_the_view(preset, bidding):
     rules = rules_of(preset, bidding)
     torch.manual_seed(0)
-    model = DMCModel(rules, ModelConfig(hidden=32, lstm_hidden=16, action_hidden=16, head_hidden=32))
+    model = ScoreModel(rules, ModelConfig(hidden=32, lstm_hidden=16, action_hidden=16, head_hidden=32))
     agent = DMCAgent(model)  # greedy
     decided = 0
     for t, state in enumerate(random_play(rules, seed=3, num_games=32, steps=240)):

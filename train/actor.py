@@ -1,6 +1,6 @@
 """Self-play actors: B games on the batched engine, one forward pass per step for all of them.
 
-An :class:`Actor` plays its games with the current :class:`~agents.dmc.DMCModel`
+An :class:`Actor` plays its games with the current :class:`~agents.dmc.ScoreModel`
 (epsilon-greedy), records each decision the model makes, and turns finished
 hands into (observation, action, network, target) samples
 (:mod:`train.buffer`). :func:`actor_process` is the loop of an actor process:
@@ -62,7 +62,7 @@ import numpy as np
 import torch
 
 from agents.base import Agent
-from agents.dmc import DMCAgent, DMCModel, network_of
+from agents.dmc import DMCAgent, ScoreModel, network_of
 from doudizhu_env import engine
 from doudizhu_env.driver import drive
 from doudizhu_env.legal import bits_to_ids, sample_bits
@@ -105,7 +105,7 @@ class PastSelves:
     the actor, so a resumed run starts the pool anew from the weights it resumes.
     """
 
-    def __init__(self, model: DMCModel, every: int, size: int):
+    def __init__(self, model: ScoreModel, every: int, size: int):
         if every < 1 or size < 1:
             raise ValueError(f"every and size must be >= 1, got {every} and {size}")
         self.every, self.size = every, size
@@ -113,7 +113,7 @@ class PastSelves:
         self.taken_at: list[int] = []
         self.take(model, 0)
 
-    def take(self, model: DMCModel, frames: int) -> None:
+    def take(self, model: ScoreModel, frames: int) -> None:
         """Add a frozen copy of ``model`` (made after ``frames`` frames); drop the oldest beyond ``size``."""
         frozen = copy.deepcopy(model)
         for p in getattr(frozen, "parameters", list)():
@@ -121,7 +121,7 @@ class PastSelves:
         self.players = [*self.players, DMCAgent(frozen)][-self.size:]
         self.taken_at = [*self.taken_at, frames][-self.size:]
 
-    def update(self, model: DMCModel, frames: int) -> None:
+    def update(self, model: ScoreModel, frames: int) -> None:
         """Take a copy of ``model`` if ``every`` frames have passed since the last one."""
         if frames >= self.taken_at[-1] + self.every:
             self.take(model, frames)
@@ -309,7 +309,7 @@ class Actor:
     opponents (see the module docstring; all games dealt without bidding).
     """
 
-    def __init__(self, model: DMCModel, num_games: int, objective: str, rng: np.random.Generator,
+    def __init__(self, model: ScoreModel, num_games: int, objective: str, rng: np.random.Generator,
                  bidding_epsilon: float | None = None, fixed_landlord_share: float = 0.0,
                  opponents: list | None = None, opponent_share: float = 0.0, warm_start_agent=None,
                  doubling_epsilon: float | None = None, learner: str = "dmc", dagger: bool = False,
@@ -336,7 +336,7 @@ class Actor:
         self.hands = 0
 
     @classmethod
-    def from_config(cls, model: DMCModel, cfg: TrainConfig, rng: np.random.Generator) -> Actor:
+    def from_config(cls, model: ScoreModel, cfg: TrainConfig, rng: np.random.Generator) -> Actor:
         """The actor a :class:`~train.config.TrainConfig` asks for (its games, objective, bidding
         epsilon, fixed-landlord share, opponents and warm start), choosing with ``model`` and
         drawing from ``rng``."""
@@ -386,7 +386,7 @@ class Actor:
         return Samples.concat(chunks)
 
 
-def actor_process(model: DMCModel, cfg: TrainConfig, seed_seq: list[int], samples, frames, stop) -> None:
+def actor_process(model: ScoreModel, cfg: TrainConfig, seed_seq: list[int], samples, frames, stop) -> None:
     """Loop of one actor process: collect chunks, put them on the ``samples`` queue until ``stop``
     is set or the learner's process is gone (killed without setting it: the actor must not outlive it).
 

@@ -16,7 +16,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from agents.dmc import HAND_CLASSES, NETWORKS, DMCModel, ModelOutputError
+from agents.dmc import HAND_CLASSES, NETWORKS, ModelOutputError, ScoreModel
 
 from .learner import Learner
 from .samples import Samples
@@ -29,7 +29,7 @@ class DMCLearner(Learner):
     name = "dmc"
     score_kind = "q_values"
 
-    def __init__(self, model: DMCModel, cfg, device: str = "cpu"):
+    def __init__(self, model: ScoreModel, cfg, device: str = "cpu"):
         super().__init__(model, cfg, device)
         self.optimizer = self.adam(model.parameters(), cfg.learning_rate)
 
@@ -37,7 +37,7 @@ class DMCLearner(Learner):
         """Q of the batch's actions, and the hand head's cross-entropy (None without a hand head)."""
         ids, network = batch.action.astype(np.int64), batch.network.astype(np.int64)
         if not self.model.cfg.hand_head:
-            return self.model.q_values(obs, network, ids, np.arange(len(ids))), None
+            return self.model.score(obs, network, ids, np.arange(len(ids))), None
         if batch.hidden_hands is None:
             raise ValueError("the model has a hand head but the batch has no hidden_hands: expected "
                              "samples from actors of the same model")

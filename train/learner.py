@@ -38,7 +38,7 @@ import numpy as np
 import torch
 
 from agents.checkpoint import CheckpointError
-from agents.dmc import DMCAgent, DMCModel, ModelConfig
+from agents.dmc import DMCAgent, ModelConfig, ScoreModel
 from doudizhu_env.checks import short
 from doudizhu_env.rules import Rules
 
@@ -67,7 +67,7 @@ NOTHING_MORE = Recording()
 
 
 class Learner(ABC):
-    """Adam on one loss over the five networks of a :class:`~agents.dmc.DMCModel` (see the module
+    """Adam on one loss over the five networks of a :class:`~agents.dmc.ScoreModel` (see the module
     docstring for what a subclass sets and implements)."""
 
     name: ClassVar[str]
@@ -75,7 +75,7 @@ class Learner(ABC):
     recording: ClassVar[Recording] = NOTHING_MORE
     learns_labels: ClassVar[bool] = False
 
-    def __init__(self, model: DMCModel, cfg, device: str = "cpu"):
+    def __init__(self, model: ScoreModel, cfg, device: str = "cpu"):
         self.model, self.cfg = model, cfg
         self.device = torch.device(device)
         self.updates = 0
@@ -83,9 +83,9 @@ class Learner(ABC):
     # -- what the run and the actors ask before any training ----------------
 
     @classmethod
-    def new_model(cls, rules: Rules, cfg: ModelConfig) -> DMCModel:
+    def new_model(cls, rules: Rules, cfg: ModelConfig) -> ScoreModel:
         """A freshly initialized model whose scores are this learner's kind."""
-        return DMCModel(rules, cfg, score_kind=cls.score_kind)
+        return ScoreModel(rules, cfg, score_kind=cls.score_kind)
 
     @classmethod
     def check_config(cls, cfg) -> None:
@@ -93,7 +93,7 @@ class Learner(ABC):
         return None
 
     @classmethod
-    def acting_agent(cls, model: DMCModel, rng: np.random.Generator, bidding_epsilon: float | None,
+    def acting_agent(cls, model: ScoreModel, rng: np.random.Generator, bidding_epsilon: float | None,
                      doubling_epsilon: float | None) -> DMCAgent:
         """The agent the actors play with: epsilon-greedy on the scores (the run sets ``epsilon``)."""
         return DMCAgent(model, rng=rng, bidding_epsilon=bidding_epsilon, doubling_epsilon=doubling_epsilon)
@@ -157,6 +157,6 @@ def learner_class(name: str) -> type[Learner]:
     return getattr(importlib.import_module(module), attr)
 
 
-def make_learner(cfg, model: DMCModel, device: str = "cpu") -> Learner:
+def make_learner(cfg, model: ScoreModel, device: str = "cpu") -> Learner:
     """The learner ``cfg.learner`` names, training ``model`` on ``device``."""
     return learner_class(cfg.learner)(model, cfg, device)

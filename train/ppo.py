@@ -1,6 +1,6 @@
 """PPO with a perfect-information critic: "perfect-training, imperfect-execution" (PerfectDou).
 
-The policy is the five networks of :class:`agents.dmc.DMCModel` (one per kind of
+The policy is the five networks of :class:`agents.dmc.ScoreModel` (one per kind of
 decision: bidding, doubling and the three roles), their scores read as logits
 over the legal actions of each decision (:mod:`agents.policy`); it reads the
 seat's observation only. The critic (:class:`Critic`) has five networks of the
@@ -39,7 +39,7 @@ import torch
 from torch import nn
 
 from agents.checkpoint import CheckpointError, check_finite
-from agents.dmc import MAX_WIDTH, NETWORKS, DMCAgent, DMCModel, ModelConfig, ModelOutputError, StateEncoder
+from agents.dmc import MAX_WIDTH, NETWORKS, DMCAgent, ModelConfig, ModelOutputError, ScoreModel, StateEncoder
 from agents.policy import PolicyAgent, segment_log_softmax
 from doudizhu_env.checks import short
 from doudizhu_env.observation import CARD_BITS, card_bits
@@ -98,7 +98,7 @@ class Critic(nn.Module):
 
     def __init__(self, cfg: ModelConfig):
         super().__init__()
-        self.nets = nn.ModuleDict({p: ValueNet(cfg) for p in NETWORKS})
+        self.nets = nn.ModuleDict({name: ValueNet(cfg) for name in NETWORKS})
 
     def forward(self, x: torch.Tensor, network: np.ndarray) -> torch.Tensor:
         """V of each row of ``x`` (:func:`critic_input`) by its ``network``."""
@@ -116,7 +116,7 @@ class SharedCritic(nn.Module):
 
     def __init__(self, cfg: ModelConfig, width: int):
         super().__init__()
-        self.nets = nn.ModuleDict({p: value_head(cfg.hidden + CRITIC_INPUTS, width) for p in NETWORKS})
+        self.nets = nn.ModuleDict({name: value_head(cfg.hidden + CRITIC_INPUTS, width) for name in NETWORKS})
 
     def forward(self, x: torch.Tensor, network: np.ndarray) -> torch.Tensor:
         """V of each row of ``x`` (``[e(s), hidden_bits]``) by its ``network``."""
@@ -173,14 +173,14 @@ def legal_of(batch: Samples, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 class PPOLearner(Learner):
-    """Adam on the PPO loss of the policy (a :class:`~agents.dmc.DMCModel`) and the critic together."""
+    """Adam on the PPO loss of the policy (a :class:`~agents.dmc.ScoreModel`) and the critic together."""
 
     name = "ppo"
     score_kind = "logits"
     recording = Recording(hidden_hands=True, trajectories=True)
     learns_labels = True
 
-    def __init__(self, model: DMCModel, cfg, device: str = "cpu"):
+    def __init__(self, model: ScoreModel, cfg, device: str = "cpu"):
         super().__init__(model, cfg, device)
         self.critic = make_critic(cfg, model.cfg).to(self.device)
         params = [*model.parameters(), *self.critic.parameters()]
@@ -203,7 +203,7 @@ class PPOLearner(Learner):
                               f"{cfg.critic_hidden}")
 
     @classmethod
-    def acting_agent(cls, model: DMCModel, rng: np.random.Generator, bidding_epsilon: float | None,
+    def acting_agent(cls, model: ScoreModel, rng: np.random.Generator, bidding_epsilon: float | None,
                      doubling_epsilon: float | None) -> DMCAgent:
         """The policy, drawing each move from its softmax (then the run's epsilon exploration)."""
         return PolicyAgent(model, sample=True, rng=rng, bidding_epsilon=bidding_epsilon,
@@ -242,10 +242,10 @@ class PPOLearner(Learner):
         ids, seg = legal_of(batch, rows)
         if self.critic.reads == "embedding":  # the policy's embedding, once for both
             embedding = self.model.embed(obs[at], network[rows])
-            scores = self.model.scores(embedding, network[rows], ids, seg)
+            scores = self.model.score_embedded(embedding, network[rows], ids, seg)
             value = self.critic(torch.cat([embedding, hidden[at]], dim=1), network[rows])
         else:
-            scores = self.model.q_values(obs[at], network[rows], ids, seg)
+            scores = self.model.score(obs[at], network[rows], ids, seg)
             value = self.critic(torch.cat([obs[at], hidden[at]], dim=1), network[rows])
         logp, entropy = self.log_probs(batch, scores, ids, seg, rows)
         return logp, entropy, value

@@ -35,7 +35,7 @@ from typing import cast
 import numpy as np
 import torch
 
-from agents.dmc import DMCModel
+from agents.dmc import ScoreModel
 from doudizhu_env.rules import Rules
 
 from .actor import Actor
@@ -83,17 +83,17 @@ class Broadcast:
 
 
 class OnDevice:
-    """A :class:`~agents.dmc.DMCModel` on ``device`` for :class:`~agents.dmc.DMCAgent`, which gives it
+    """A :class:`~agents.dmc.ScoreModel` on ``device`` for :class:`~agents.dmc.DMCAgent`, which gives it
     CPU tensors and reads CPU tensors back: the inputs go to the device, the Q-values come back.
     ``rules`` and ``cfg`` are the model's (the actor reads both)."""
 
-    def __init__(self, model: DMCModel, device: str):
+    def __init__(self, model: ScoreModel, device: str):
         self.model, self.device = model.to(device), torch.device(device)
         self.rules, self.cfg = model.rules, model.cfg
 
-    def q_values(self, obs: torch.Tensor, pos: np.ndarray, ids: np.ndarray, seg: np.ndarray) -> torch.Tensor:
-        """:meth:`agents.dmc.DMCModel.q_values` on the device, returned on the CPU."""
-        return self.model.q_values(obs.to(self.device), pos, ids, seg).cpu()
+    def score(self, obs: torch.Tensor, network: np.ndarray, ids: np.ndarray, seg: np.ndarray) -> torch.Tensor:
+        """:meth:`agents.dmc.ScoreModel.score` on the device, returned on the CPU."""
+        return self.model.score(obs.to(self.device), network, ids, seg).cpu()
 
 
 def actor_device(cfg: TrainConfig) -> str:
@@ -113,7 +113,7 @@ class RolloutWorker:
         self._sync(weights)
         plays = OnDevice(self.model, device) if device != "cpu" else self.model
         # OnDevice plays the model's part for the actor (forward, rules, cfg): typed as the model
-        self.actor = Actor.from_config(cast(DMCModel, plays), cfg, np.random.default_rng(seed_seq))
+        self.actor = Actor.from_config(cast(ScoreModel, plays), cfg, np.random.default_rng(seed_seq))
         self.chunk_size = cfg.chunk_size
 
     def pid(self) -> int:

@@ -147,7 +147,7 @@ class WebGame:
             return f"it is time to {'bid' if phase == engine.BIDDING else 'double'}, not to play cards"
         if not same:
             return f"{cards} is not a combination under these rules{why_no_combination(parse_hand(cards))}"
-        on = int(self.state.table_action[0])
+        on = int(self.state.to_beat[0])
         if on < 0:
             return f"{cards} cannot be played now"
         return (f"{cards} does not beat {self.table.names[on]} ({kind_name(int(self.table.types[on]))}): "
@@ -256,7 +256,7 @@ def view_of(game: WebGame) -> dict:
               "partner": is_partner(state, s, me),
               "last": next((m for t, m in reversed(trick["moves"]) if t == s), None)}
              for s in range(3)]
-    on = int(view.table_action[0]) if view.phase[0] == engine.PLAY else -1
+    on = int(view.to_beat[0]) if view.phase[0] == engine.PLAY else -1
     out = {
         "game": game.id, "seat": me, "rules": "with bidding" if game.rules.bidding else "fixed landlord",
         "phase": engine.PHASE_NAMES[int(view.phase[0])], "done": game.done,
@@ -267,7 +267,7 @@ def view_of(game: WebGame) -> dict:
         "hand": [card_json(c) for c in suited_hand(state, 0, me)],
         "hole": [card_json(c) for c in hole_ids(state)] if landlord >= 0 else [],
         "trick": trick | {"to_beat": game.table.names[on] if on >= 0 else None,
-                          "by": int(view.table_seat[0]) if on >= 0 else None},
+                          "by": int(view.to_beat_seat[0]) if on >= 0 else None},
         "legal": [game.action_json(a) for a in game.legal()],
         "log": list(game.log),
     }

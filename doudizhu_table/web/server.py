@@ -226,7 +226,7 @@ def _replay_game(rec: dict) -> dict:
 def _replay_step(state, seat: int, name: str, names) -> dict:
     """One step of a replay, compact: cards are ids (the page knows a card from its id)."""
     landlord = int(state.landlord[0])
-    on = int(state.table_action[0])
+    on = int(state.to_beat[0])
     return {"next": {"seat": seat, "move": name} if seat >= 0 else None, "phase": int(state.phase[0]),
             "landlord": landlord, "base": int(state.base[0]), "multiplier": int(state.multiplier[0]),
             "bids": [int(b) for b in state.bids[0]], "doubling": [doubling_word(state, s) for s in range(3)],
