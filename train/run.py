@@ -14,7 +14,7 @@ Every field of :class:`train.config.TrainConfig` can be overridden as
 
 How it works, top to bottom:
 
-1. One :class:`~agents.dmc.DMCModel` (five networks) lives in
+1. One :class:`~agents.dmc.ScoreModel` (five networks) lives in
    shared memory.
 2. ``num_actors`` actor processes (:func:`train.actor.actor_process`) each
    step ``games_per_actor`` games on the batched engine, choosing for all of
