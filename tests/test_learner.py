@@ -264,3 +264,18 @@ def test_a_tiny_run_on_cuda(tmp_path, learner):
     train(cfg)
     saved = read_checkpoint(str(tmp_path / "r" / "checkpoint.pt"))
     assert saved["updates"] > 0 and saved["learner"] == learner
+
+
+def test_eval_json_is_strict_json_when_a_role_has_no_interval(tmp_path):
+    """Two deals with bidding: some role gets one game (no interval); eval.json says null, never NaN."""
+    import json
+
+    from train.run import train
+
+    train(_tiny(tmp_path, total_frames=300, eval_deals=2, rules="standard"))
+
+    def refuse(name):
+        raise AssertionError(f"eval.json holds {name}")
+
+    data = json.loads((tmp_path / "r" / "eval.json").read_text(), parse_constant=refuse)
+    assert data["frames"] >= 300 and data["results"]

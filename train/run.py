@@ -49,6 +49,7 @@ import argparse
 import contextlib
 import copy
 import json
+import math
 import os
 import signal
 import sys
@@ -273,8 +274,11 @@ class Run:
             for key, value in figures.items():
                 if key != "table":
                     self.writer.add_scalar(f"eval/{name}/{key}", value, self.frames)
+        # a role of one game has no interval: its flat figures carry no count, so undefined is null here
+        results = {name: {key: None if isinstance(value, float) and not math.isfinite(value) else value
+                          for key, value in figures.items()} for name, figures in report.items()}
         atomic_write(os.path.join(self.dir, EVAL_NAME),
-                     report_json({"frames": self.frames, "results": report}, indent=2))
+                     report_json({"frames": self.frames, "results": results}, indent=2))
         self.last["eval"] = time.monotonic()
         print(f"evaluation at {self.frames:,} frames: " + "; ".join(
             f"{name} WP {fig['wp']:.3f} ADP {fig['adp']:+.3f}" for name, fig in report.items()), flush=True)
