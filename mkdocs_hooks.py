@@ -167,16 +167,6 @@ def _field_rows(cls, prefix=""):
                f"`{shown}`", _md(docs.get(f.name, ""))]
 
 
-def _flat(data: dict, prefix: str = "") -> dict:
-    out = {}
-    for key, value in data.items():
-        if isinstance(value, dict):
-            out.update(_flat(value, f"{prefix}{key}."))
-        else:
-            out[prefix + key] = value
-    return out
-
-
 def _yaml_value(value) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -187,11 +177,11 @@ def _yaml_value(value) -> str:
 
 def config_fields() -> str:
     """The TrainConfig fields, with the value each shipped config (``configs/*.yaml``) gives them."""
-    from train.config import TrainConfig, load_config
+    from train.config import TrainConfig, dotted_keys, load_config
 
     root = Path(__file__).resolve().parent
     configs = sorted((root / "configs").glob("*.yaml"))
-    values = [_flat(load_config(str(path)).to_dict()) for path in configs]
+    values = [dotted_keys(load_config(str(path)).to_dict()) for path in configs]
     rows = []
     for row in _field_rows(TrainConfig):
         name = row[0].strip("`")

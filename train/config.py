@@ -412,6 +412,18 @@ def _flat_fields(cls, prefix=""):
             yield prefix + f.name, hints[f.name]
 
 
+def dotted_keys(data: dict, prefix: str = "") -> dict:
+    """A nested config mapping as dotted keys (``{"model": {"hidden": 8}}`` -> ``{"model.hidden": 8}``),
+    the form :func:`load_config`'s overrides take."""
+    out: dict = {}
+    for key, value in data.items():
+        if isinstance(value, dict):
+            out.update(dotted_keys(value, f"{prefix}{key}."))
+        else:
+            out[prefix + key] = value
+    return out
+
+
 def _set_dotted(data: dict, dotted: str, value) -> None:
     *parents, leaf = dotted.split(".")
     for p in parents:
