@@ -38,7 +38,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from agents.checkpoint import CheckpointError, check_finite
+from agents.checkpoint import CHECKPOINT_NAME, CheckpointError, check_finite
 from agents.dmc import MAX_WIDTH, NETWORKS, DMCAgent, ModelConfig, ModelOutputError, ScoreModel, StateEncoder
 from agents.policy import PolicyAgent, segment_log_softmax
 from doudizhu_env.checks import short
@@ -218,8 +218,8 @@ class PPOLearner(Learner):
         """The critic and the shuffles' generator (first: a critic of another kind is the likelier
         mismatch), then the optimizer."""
         if not isinstance(data.get("critic"), dict):
-            raise CheckpointError(f"{path!r}: no critic to resume a ppo run from; expected the checkpoint.pt "
-                                  "of a ppo run (an exported file has none)")
+            raise CheckpointError(f"{path!r}: no critic to resume a ppo run from; expected the "
+                                  f"{CHECKPOINT_NAME} of a ppo run (an exported file has none)")
         check_finite(path, data["critic"], "critic weights")
         try:
             self.critic.load_state_dict(data["critic"])
