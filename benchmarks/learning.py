@@ -18,6 +18,17 @@ into ``runs/learning``. A run of either learner can be evaluated: a
 checkpoint plays as the learner that wrote it (Q-greedy or policy-greedy). Each row gives the
 checkpoint's minutes and frames and, per baseline and mode, the agent's
 WP and ADP overall, as landlord and as farmer (each ``mean ± half-interval``).
+
+A role's ADP is not a comparison with the baseline: with a fixed landlord,
+RuleAgent's own landlord scores about -0.3 against its farmers (the role's
+points are doubled and the landlord loses a little more often), so an agent's
+landlord at -0.2 plays *better* than RuleAgent's. ``--paired`` adds, per
+baseline, the fixed-landlord figures that answer "better than the baseline in
+this role?": the agent's points minus the baseline's own in the same seats of
+the same deals (:func:`doudizhu_arena.evaluation.paired_with_reference`),
+as landlord and as farmer (``paired_landlord``, ``paired_farmer``)::
+
+    python -m benchmarks.learning --run runs/long --every --opponents rule --deals 4000 --paired
 """
 
 from __future__ import annotations
@@ -30,7 +41,8 @@ import torch
 
 from agents.checkpoint import load_model, read_checkpoint
 from benchmarks import write_json, write_png
-from doudizhu_arena.evaluation import evaluate_against
+from doudizhu_arena.arena import mode_rules
+from doudizhu_arena.evaluation import evaluate_against, paired_with_reference
 from doudizhu_arena.options import (
     check_count,
     check_deals,
@@ -60,26 +72,40 @@ def nearest(checkpoints: list[tuple[float, int, str]], minutes: float) -> tuple[
     return min(checkpoints, key=lambda c: abs(c[0] - minutes))
 
 
-def evaluate_checkpoint(path: str, opponents: list[str], deals: int, seed: int, workers: int) -> dict:
-    """``{baseline/mode: figures}`` of the greedy agent of ``path`` (see :mod:`doudizhu_arena.evaluation`)."""
+def evaluate_checkpoint(path: str, opponents: list[str], deals: int, seed: int, workers: int,
+                        paired: bool = False) -> dict:
+    """``{baseline/mode: figures}`` of the greedy agent of ``path`` (see :mod:`doudizhu_arena.evaluation`);
+    with ``paired``, each baseline's fixed-landlord figures also hold ``paired_landlord`` and
+    ``paired_farmer`` (with ``*_ci``): the agent's points minus the baseline's in the same seats of
+    the same deals."""
     rules = load_model(path).rules
     report = evaluate_against(f"dmc:{path}", rules, opponents, deals, seed=seed, workers=workers)
-    return {k: {f: v for f, v in figs.items() if f != "table"} for k, figs in report.items()}
+    out = {k: {f: v for f, v in figs.items() if f != "table"} for k, figs in report.items()}
+    for opponent in opponents if paired else []:
+        diffs = paired_with_reference(f"dmc:{path}", opponent, mode_rules("fixed_landlord", rules), deals,
+                                      seed=seed, workers=workers)
+        for role in ("landlord", "farmer"):
+            out[f"{opponent}/fixed_landlord"] |= {f"paired_{role}": diffs[role]["mean"],
+                                                  f"paired_{role}_ci": diffs[role]["ci"]}
+    return out
 
 
 def format_rows(rows: list[dict]) -> str:
     """One Markdown line per (checkpoint, baseline, mode)."""
-    lines = ["| minutes | frames | against | WP | ADP | ADP as landlord | ADP as farmer | landlord share |",
-             "|---|---|---|---|---|---|---|---|"]
+    paired = any("paired_landlord" in f for r in rows for f in r["results"].values())
+    head = "| minutes | frames | against | WP | ADP | ADP as landlord | ADP as farmer | landlord share |"
+    if paired:
+        head += " landlord minus the baseline's (paired) | farmer minus the baseline's (paired) |"
+    lines = [head, "|---|---|---|---|---|---|---|---|" + ("---|---|" if paired else "")]
     for r in rows:
         for match, f in r["results"].items():
             def pm(key, fmt="+.3f", f=f):
                 return f"{f[key]:{fmt}} ± {f[key + '_ci']:.3f}" if key in f else "-"
 
             share = f"{f['landlord_share']:.1%}" if "landlord_share" in f else "-"
-            lines.append(f"| {r['minutes']:.1f} | {r['frames']:,} | {match} | {pm('wp', '.3f')} | "
-                         f"{pm('adp')} | "
-                         f"{pm('adp_landlord')} | {pm('adp_farmer')} | {share} |")
+            line = (f"| {r['minutes']:.1f} | {r['frames']:,} | {match} | {pm('wp', '.3f')} | {pm('adp')} | "
+                    f"{pm('adp_landlord')} | {pm('adp_farmer')} | {share} |")
+            lines.append(line + (f" {pm('paired_landlord')} | {pm('paired_farmer')} |" if paired else ""))
     return "\n".join(lines)
 
 
@@ -87,12 +113,14 @@ def format_rows(rows: list[dict]) -> str:
 CURVES = (("fixed_landlord", "adp", "fixed landlord, overall", "tab:blue"),
           ("fixed_landlord", "adp_landlord", "fixed landlord, as landlord", "tab:orange"),
           ("fixed_landlord", "adp_farmer", "fixed landlord, as farmer", "tab:green"),
-          ("bidding", "adp", "with bidding, overall", "tab:purple"))
+          ("bidding", "adp", "with bidding, overall", "tab:purple"),
+          ("fixed_landlord", "paired_landlord", "fixed landlord, landlord minus the baseline's", "tab:red"),
+          ("fixed_landlord", "paired_farmer", "fixed landlord, farmer minus the baseline's", "tab:olive"))
 
 
 def plot(rows: list[dict], path: str) -> None:
-    """ADP over minutes of training with 95% intervals: one panel per baseline, the same four
-    curves in each (:data:`CURVES`)."""
+    """ADP over minutes of training with 95% intervals: one panel per baseline, the same curves in
+    each (:data:`CURVES`; the paired ones where ``--paired`` measured them)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -186,6 +214,9 @@ def main(argv=None) -> list[dict]:
     parser.add_argument("--deals", type=int, default=2000, help="duplicate deals per baseline and mode")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--paired", action="store_true",
+                        help="also each role's points minus the baseline's own in the same seats of the same "
+                             "deals (fixed landlord): is the agent better than the baseline in that role?")
     parser.add_argument("--plot", help="write a PNG of ADP per role over minutes")
     parser.add_argument("--json", help="write the rows as JSON")
     args = parser.parse_args(argv)
@@ -205,7 +236,7 @@ def main(argv=None) -> list[dict]:
     for mark, (minutes, frames, path) in zip(args.minutes if not args.every else [c[0] for c in chosen],
                                              chosen, strict=True):
         print(f"== {mark:g} min: {path} ({minutes:.1f} min, {frames:,} frames)", flush=True)
-        results = evaluate_checkpoint(path, args.opponents, args.deals, args.seed, args.workers)
+        results = evaluate_checkpoint(path, args.opponents, args.deals, args.seed, args.workers, args.paired)
         rows.append({"mark": mark, "minutes": minutes, "frames": frames, "path": path, "results": results})
         print(format_rows(rows[-1:]), flush=True)
         if args.json:

@@ -224,7 +224,7 @@ def test_parity_is_where_adp_first_reaches_zero(adps, expected):
 def test_learning_curve_over_kept_checkpoints(tmp_path, capsys):
     from helpers import TINY
 
-    from benchmarks.learning import main
+    from benchmarks.learning import evaluate_checkpoint, main
     from train.config import load_config
     from train.run import train
 
@@ -233,12 +233,24 @@ def test_learning_curve_over_kept_checkpoints(tmp_path, capsys):
                              "eval_deals": 0}))
     png, out = tmp_path / "curve.png", tmp_path / "curve.json"
     rows = main(["--run", str(tmp_path / "curve"), "--every", "--opponents", "random", "rule", "--deals", "3",
-                 "--workers", "1", "--plot", str(png), "--json", str(out)])
+                 "--workers", "1", "--paired", "--plot", str(png), "--json", str(out)])
     assert len(rows) >= 3 and png.stat().st_size > 10_000
     assert [r["frames"] for r in rows] == sorted(r["frames"] for r in rows)
     assert json.loads(out.read_text())[0]["results"].keys() == {
         "random/bidding", "random/fixed_landlord", "rule/bidding", "rule/fixed_landlord"}
-    assert "parity with RuleAgent (fixed landlord, ADP 0): " in capsys.readouterr().out
+    results = json.loads(out.read_text())[0]["results"]
+    assert {"paired_landlord", "paired_landlord_ci", "paired_farmer", "paired_farmer_ci"} <= results[
+        "rule/fixed_landlord"].keys()
+    assert "paired_landlord" not in results["rule/bidding"]  # the roles are fixed only without bidding
+    text = capsys.readouterr().out
+    # paired with itself, a greedy agent gains nothing in either role (a pairing of other seats or
+    # deals would not give exactly 0)
+    path = rows[-1]["path"]
+    itself = evaluate_checkpoint(path, [f"dmc:{path}"], 4, seed=5, workers=1, paired=True)
+    assert itself[f"dmc:{path}/fixed_landlord"]["paired_landlord"] == 0.0
+    assert itself[f"dmc:{path}/fixed_landlord"]["paired_farmer"] == 0.0
+    assert "landlord minus the baseline's (paired)" in text
+    assert "parity with RuleAgent (fixed landlord, ADP 0): " in text
 
 
 @pytest.mark.parametrize("module, option", [
