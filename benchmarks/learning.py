@@ -26,7 +26,8 @@ landlord at -0.2 plays *better* than RuleAgent's. ``--paired`` adds, per
 baseline, the fixed-landlord figures that answer "better than the baseline in
 this role?": the agent's points minus the baseline's own in the same seats of
 the same deals (:func:`doudizhu_arena.evaluation.paired_with_reference`),
-as landlord and as farmer (``paired_landlord``, ``paired_farmer``)::
+as landlord and as farmer (``paired_landlord``, ``paired_farmer``; the JSON
+also holds each farmer seat's, ``paired_landlord_down`` and ``paired_landlord_up``)::
 
     python -m benchmarks.learning --run runs/long --every --opponents rule --deals 4000 --paired
 """
@@ -75,16 +76,16 @@ def nearest(checkpoints: list[tuple[float, int, str]], minutes: float) -> tuple[
 def evaluate_checkpoint(path: str, opponents: list[str], deals: int, seed: int, workers: int,
                         paired: bool = False) -> dict:
     """``{baseline/mode: figures}`` of the greedy agent of ``path`` (see :mod:`doudizhu_arena.evaluation`);
-    with ``paired``, each baseline's fixed-landlord figures also hold ``paired_landlord`` and
-    ``paired_farmer`` (with ``*_ci``): the agent's points minus the baseline's in the same seats of
-    the same deals."""
+    with ``paired``, each baseline's fixed-landlord figures also hold ``paired_landlord``,
+    ``paired_farmer``, ``paired_landlord_down`` and ``paired_landlord_up`` (with ``*_ci``): the
+    agent's points minus the baseline's in the same seats of the same deals."""
     rules = load_model(path).rules
     report = evaluate_against(f"dmc:{path}", rules, opponents, deals, seed=seed, workers=workers)
     out = {k: {f: v for f, v in figs.items() if f != "table"} for k, figs in report.items()}
     for opponent in opponents if paired else []:
         diffs = paired_with_reference(f"dmc:{path}", opponent, mode_rules("fixed_landlord", rules), deals,
                                       seed=seed, workers=workers)
-        for role in ("landlord", "farmer"):
+        for role in ("landlord", "farmer", "landlord_down", "landlord_up"):
             out[f"{opponent}/fixed_landlord"] |= {f"paired_{role}": diffs[role]["mean"],
                                                   f"paired_{role}_ci": diffs[role]["ci"]}
     return out

@@ -23,7 +23,8 @@ once per rotation of the line-up (``--duplicate rotate``, the default).
 ``--paired`` adds, after the report, the first agent's points minus the
 farmers' agent's in the same seat of the same deal
 (:func:`doudizhu_arena.evaluation.paired_with_reference`): overall, where both
-were landlord and where both were farmers. With bidding that answers "does it
+were landlord, where both were farmers, and in each farmer seat alone
+(landlord_down, landlord_up). With bidding that answers "does it
 farm better than the reference would have, on the same deals?", which the
 per-role figures cannot (the bidding chooses who farms). It plays the
 line-up's games again and the reference in all three seats of the same deals
@@ -106,7 +107,7 @@ def format_paired(paired: dict, agent: str, reference: str) -> str:
     lines = [f"paired with {reference}: {agent}'s points minus {reference}'s in the same seat of the same "
              "deal (mean per deal, 95% interval)"]
     for name, row in paired.items():
-        lines.append(f"  {name:<9} {format_estimate(row)}   ({row['pairs']:,} games)")
+        lines.append(f"  {name:<13} {format_estimate(row)}   ({row['pairs']:,} games)")
     return "\n".join(lines)
 
 

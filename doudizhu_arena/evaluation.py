@@ -103,8 +103,9 @@ def format_table(report: dict, agent: str | None = None) -> str:
 def paired_with_reference(agent: str, reference: str, rules: Rules, num_deals: int, seed: int = 0,
                           workers: int = 1, chunk_size: int = 200) -> dict:
     """The agent's points minus ``reference``'s in the same seat of the same deal, overall and where
-    both ended in the same role: ``{"all" | "landlord" | "farmer": mean_ci of per-deal means}``
-    (each with ``pairs``, the games compared).
+    both ended in the same role: ``{"all" | "landlord" | "farmer" | "landlord_down" | "landlord_up":
+    mean_ci of per-deal means}`` (each with ``pairs``, the games compared; "farmer" is both farmer
+    seats, the last two each one of them).
 
     The agent plays the line-up ``(agent, reference, reference)`` rotated over the positions (as
     :func:`evaluate_against`); the reference plays all three seats of the same deals (same engine
@@ -142,7 +143,9 @@ def paired_with_reference(agent: str, reference: str, rules: Rules, num_deals: i
     diff, role_a, role_r, deal = (np.concatenate(x) for x in (diffs, roles_a, roles_r, deal_of))
     out = {}
     for name, mask in (("all", np.ones(len(diff), bool)), ("landlord", (role_a == 0) & (role_r == 0)),
-                       ("farmer", (role_a >= 1) & (role_r >= 1))):
+                       ("farmer", (role_a >= 1) & (role_r >= 1)),
+                       ("landlord_down", (role_a == 1) & (role_r == 1)),
+                       ("landlord_up", (role_a == 2) & (role_r == 2))):
         total = np.bincount(deal[mask], weights=diff[mask].astype(np.float64), minlength=num_deals)
         count = np.bincount(deal[mask], minlength=num_deals)
         out[name] = mean_ci(total[count > 0] / count[count > 0]) | {"pairs": int(mask.sum())}

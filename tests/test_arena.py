@@ -183,11 +183,17 @@ def test_pairing_with_a_reference_in_the_same_seats_of_the_same_deals(mode):
 
     rules = mode_rules(mode)
     same = paired_with_reference("rule", "rule", rules, 30, seed=3)
-    assert all(same[k]["mean"] == 0.0 and same[k]["ci"] == 0.0 for k in ("all", "landlord", "farmer"))
+    roles = ("all", "landlord", "farmer", "landlord_down", "landlord_up")
+    assert all(same[k]["mean"] == 0.0 and same[k]["ci"] == 0.0 for k in roles)
     assert same["all"]["pairs"] == 90 and same["landlord"]["pairs"] + same["farmer"]["pairs"] == 90
+    assert same["landlord_down"]["pairs"] + same["landlord_up"]["pairs"] == same["farmer"]["pairs"]
     other = paired_with_reference("random", "rule", rules, 30, seed=3)
     adp = run_arena(("random", "rule", "rule"), 30, rules, seed=3)["agents"]["random"]["all"]["adp"]
     assert other["all"]["mean"] == pytest.approx(adp["mean"]) and other["all"]["mean"] < 0
     assert 0 < other["farmer"]["pairs"] <= 60 and 0 < other["landlord"]["pairs"] <= 30
     if mode == "fixed_landlord":  # the roles are the deal's: every seat is paired in its role
         assert (other["landlord"]["pairs"], other["farmer"]["pairs"]) == (30, 60)
+        assert other["landlord_down"]["pairs"] == other["landlord_up"]["pairs"] == 30
+        # every deal has one game in each seat: the farmer figure is the mean of the two seats'
+        assert other["farmer"]["mean"] == pytest.approx((other["landlord_down"]["mean"]
+                                                         + other["landlord_up"]["mean"]) / 2)

@@ -239,8 +239,9 @@ def test_learning_curve_over_kept_checkpoints(tmp_path, capsys):
     assert json.loads(out.read_text())[0]["results"].keys() == {
         "random/bidding", "random/fixed_landlord", "rule/bidding", "rule/fixed_landlord"}
     results = json.loads(out.read_text())[0]["results"]
-    assert {"paired_landlord", "paired_landlord_ci", "paired_farmer", "paired_farmer_ci"} <= results[
-        "rule/fixed_landlord"].keys()
+    paired_keys = {f"paired_{role}{ci}" for role in ("landlord", "farmer", "landlord_down", "landlord_up")
+                   for ci in ("", "_ci")}
+    assert paired_keys <= results["rule/fixed_landlord"].keys()
     assert "paired_landlord" not in results["rule/bidding"]  # the roles are fixed only without bidding
     text = capsys.readouterr().out
     # paired with itself, a greedy agent gains nothing in either role (a pairing of other seats or
@@ -249,6 +250,7 @@ def test_learning_curve_over_kept_checkpoints(tmp_path, capsys):
     itself = evaluate_checkpoint(path, [f"dmc:{path}"], 4, seed=5, workers=1, paired=True)
     assert itself[f"dmc:{path}/fixed_landlord"]["paired_landlord"] == 0.0
     assert itself[f"dmc:{path}/fixed_landlord"]["paired_farmer"] == 0.0
+    assert itself[f"dmc:{path}/fixed_landlord"]["paired_landlord_down"] == 0.0
     assert "landlord minus the baseline's (paired)" in text
     assert "parity with RuleAgent (fixed landlord, ADP 0): " in text
 
