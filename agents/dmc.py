@@ -137,6 +137,10 @@ MAX_WIDTH = 4096
 MAX_LAYERS = 32
 
 
+#: The layers of :class:`StateEncoder` (the history is ``lstm`` or ``history_mlp``).
+ENCODER_MODULES = ("state_mlp", "lstm", "history_mlp", "state_out")
+
+
 class StateEncoder(nn.Module):
     """The state embedding e(s) of one network: an MLP over the observation pieces other than the
     history, the history encoder, and a layer over both (see the module docstring).
@@ -160,6 +164,12 @@ class StateEncoder(nn.Module):
         self.state_out = nn.Sequential(nn.Linear(cfg.hidden + cfg.lstm_hidden, cfg.hidden), nn.ReLU())
         columns = np.r_[_NOT_HISTORY, OBS_SIZE + np.arange(extra_inputs)]
         self.register_buffer("not_history", torch.from_numpy(columns), persistent=False)
+
+    def encoder_parameters(self) -> list[nn.Parameter]:
+        """The weights of the state embedding e(s) alone (the layers this class builds), not those of
+        a subclass's head."""
+        modules = [m for m in (getattr(self, n, None) for n in ENCODER_MODULES) if m is not None]
+        return [p for m in modules for p in m.parameters()]
 
     def embed(self, obs: torch.Tensor) -> torch.Tensor:
         """``(N, OBS_SIZE + extra_inputs)`` -> ``(N, hidden)``: the state embedding e(s)."""

@@ -186,6 +186,7 @@ _NEW_VALUES = {
     "ppo_clip": ("0.5", 0.5),
     "critic": ("shared", "shared"),
     "advantages": ("minibatch", "minibatch"),
+    "trainable": ("heads", "heads"),
 }
 
 

@@ -49,6 +49,10 @@ class ConfigError(ValueError):
     """A configuration file or override that does not fit :class:`TrainConfig`."""
 
 
+#: The values of ``trainable``: every weight, or the networks' heads only (the state encoders frozen).
+TRAINABLE = ("all", "heads")
+
+
 @dataclass
 class TrainConfig:
     """Everything a self-play run needs (DMC or PPO). Field docstrings are the reference."""
@@ -166,6 +170,11 @@ class TrainConfig:
     critic_hidden: int = 0
     """``ppo``: the critic's width: ``separate``'s encoder and head (0: the model's sizes),
     ``shared``'s value head (0: the model's ``head_hidden``)."""
+    trainable: str = "all"
+    """Which weights training changes: ``all``; or ``heads``, each network's action and scoring
+    layers only, its state encoder (``state_mlp``, the history's, ``state_out``) kept as it started
+    (``init_weights``): a cheap fine-tune, e.g. of a best response that starts from ``pretrained``
+    (``docs/exploitability.md``). The critic of ``ppo`` is trained whole either way."""
     hand_loss_weight: float = 1.0
     """With ``model.hand_head``: the weight of the hand head's cross-entropy (mean over the two
     hidden seats' ranks) added to the Q-values' squared error."""
@@ -249,6 +258,8 @@ class TrainConfig:
         for name in ("learning_rate", "max_grad_norm"):
             if getattr(self, name) <= 0:
                 raise ConfigError(f"{name} must be > 0, got {getattr(self, name)}")
+        if self.trainable not in TRAINABLE:
+            raise ConfigError(f"trainable must be one of {TRAINABLE}, got {short(self.trainable)}")
         if not 0.0 <= self.hand_loss_weight < float("inf"):
             raise ConfigError(f"hand_loss_weight must be a finite number >= 0, got {self.hand_loss_weight}")
         if not 0.0 <= self.learning_rate_end_factor <= 1.0:

@@ -79,6 +79,10 @@ class Learner(ABC):
         self.model, self.cfg = model, cfg
         self.device = torch.device(device)
         self.updates = 0
+        if cfg.trainable == "heads":  # the state encoders stay as loaded
+            for network in range(len(model.nets)):
+                for p in model.net(network).encoder_parameters():
+                    p.requires_grad_(False)
 
     # -- what the run and the actors ask before any training ----------------
 
@@ -111,9 +115,10 @@ class Learner(ABC):
 
     @staticmethod
     def adam(params, learning_rate: float) -> torch.optim.Adam:
-        """Adam over ``params``, fused (one kernel over all tensors: 6 ms a step where the per-tensor
-        loop takes 16 ms for the PPO learner's 4.6 M parameters on one CPU thread)."""
-        return torch.optim.Adam(params, lr=learning_rate, fused=True)
+        """Adam over those of ``params`` that train (``requires_grad``), fused (one kernel over all
+        tensors: 6 ms a step where the per-tensor loop takes 16 ms for the PPO learner's 4.6 M
+        parameters on one CPU thread)."""
+        return torch.optim.Adam([p for p in params if p.requires_grad], lr=learning_rate, fused=True)
 
     optimizer: torch.optim.Optimizer
 
