@@ -246,9 +246,10 @@ class _Pending:
 
 def play_cells(todo: list[dict], deals: dict, *, workers: int = 1, pool: Callable | None = None,
                agent_factory: Callable | None = None, progress: bool = False,
-               on_cell: Callable | None = None) -> list[Cell]:
+               on_cell: Callable | None = None, desc: str = "tournament") -> list[Cell]:
     """Play the cells of ``todo`` (cache keys), all chunks in one stream; ``on_cell(key, cell)`` is
-    called as each cell finishes (e.g. to cache it)."""
+    called as each cell finishes (e.g. to cache it). ``progress``: a bar over the deals, named
+    ``desc``."""
     jobs, owners = [], []
     for i, key in enumerate(todo):
         cfg = cell_config(key["mode"], key["agent"], key["opponent"], key["seed"], key["chunk_size"],
@@ -256,7 +257,7 @@ def play_cells(todo: list[dict], deals: dict, *, workers: int = 1, pool: Callabl
         cell_jobs = chunk_jobs(cfg, deals[key["mode"]])
         jobs += cell_jobs
         owners += [(i, len(cell_jobs))] * len(cell_jobs)
-    bar = progress_bar(sum(len(j[2]) for j in jobs), progress, desc="tournament")
+    bar = progress_bar(sum(len(j[2]) for j in jobs), progress, desc=desc)
     pending: dict[int, _Pending] = {}
     cells: list[Cell] = []
     for result, job, (i, n) in zip(play_chunks(jobs, workers, pool), jobs, owners, strict=True):
