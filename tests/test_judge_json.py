@@ -33,7 +33,7 @@ def test_evaluate_paired_with_a_role_of_no_games_writes_null_and_says_so(tmp_pat
     text = capsys.readouterr().out
     landlord = strict(out)["paired"]["landlord"]
     assert landlord == {"mean": None, "ci": None, "low": None, "high": None, "n": 0, "pairs": 0}
-    assert "  landlord  no games in this role   (0 games)" in text
+    assert "  landlord      no games in this role   (0 games)" in text
     assert "nan" not in text.lower()
 
 
