@@ -27,7 +27,8 @@ baseline, the fixed-landlord figures that answer "better than the baseline in
 this role?": the agent's points minus the baseline's own in the same seats of
 the same deals (:func:`doudizhu_arena.evaluation.paired_with_reference`),
 as landlord and as farmer (``paired_landlord``, ``paired_farmer``; the JSON
-also holds each farmer seat's, ``paired_landlord_down`` and ``paired_landlord_up``)::
+also holds each farmer seat's beside a baseline partner, ``paired_landlord_down`` and
+``paired_landlord_up``, and the agent's two copies as the farmers, ``paired_farmer_team``)::
 
     python -m benchmarks.learning --run runs/long --every --opponents rule --deals 4000 --paired
 """
@@ -77,15 +78,16 @@ def evaluate_checkpoint(path: str, opponents: list[str], deals: int, seed: int, 
                         paired: bool = False) -> dict:
     """``{baseline/mode: figures}`` of the greedy agent of ``path`` (see :mod:`doudizhu_arena.evaluation`);
     with ``paired``, each baseline's fixed-landlord figures also hold ``paired_landlord``,
-    ``paired_farmer``, ``paired_landlord_down`` and ``paired_landlord_up`` (with ``*_ci``): the
-    agent's points minus the baseline's in the same seats of the same deals."""
+    ``paired_farmer``, ``paired_landlord_down``, ``paired_landlord_up`` and ``paired_farmer_team`` (with
+    ``*_ci``): the agent's points minus the baseline's in the same seats of the same deals (the team:
+    two copies of the agent as the farmers, :func:`~doudizhu_arena.evaluation.paired_with_reference`)."""
     rules = load_model(path).rules
     report = evaluate_against(f"dmc:{path}", rules, opponents, deals, seed=seed, workers=workers)
     out = {k: {f: v for f, v in figs.items() if f != "table"} for k, figs in report.items()}
     for opponent in opponents if paired else []:
         diffs = paired_with_reference(f"dmc:{path}", opponent, mode_rules("fixed_landlord", rules), deals,
                                       seed=seed, workers=workers)
-        for role in ("landlord", "farmer", "landlord_down", "landlord_up"):
+        for role in ("landlord", "farmer", "landlord_down", "landlord_up", "farmer_team"):
             out[f"{opponent}/fixed_landlord"] |= {f"paired_{role}": diffs[role]["mean"],
                                                   f"paired_{role}_ci": diffs[role]["ci"]}
     return out

@@ -503,9 +503,9 @@ def check_judge_args(num_deals, seed, workers, chunk_size, max_deals: int) -> No
     check_count("chunk_size", chunk_size)
 
 
-def _deal_means(deal: np.ndarray, value: np.ndarray, mask: np.ndarray, num_deals: int) -> np.ndarray:
+def deal_means(deal: np.ndarray, value: np.ndarray, mask: np.ndarray, num_deals: int) -> np.ndarray:
     """Per deal, the mean of ``value`` over the entries of ``mask`` (deals without any dropped)."""
-    total = np.bincount(deal[mask], weights=value[mask], minlength=num_deals)
+    total = np.bincount(deal[mask], weights=value[mask].astype(np.float64), minlength=num_deals)
     count = np.bincount(deal[mask], minlength=num_deals)
     return total[count > 0] / count[count > 0]
 
@@ -528,12 +528,12 @@ def summarize(results: list[ChunkResult], names: list[str]) -> dict:
         entry = {}
         for role, mask in [("all", a == k)] + [(ROLE_NAMES[j], (a == k) & (ro == j)) for j in range(3)]:
             entry[role] = {"games": int(mask.sum()),
-                           "wp": mean_ci(_deal_means(seat_deal, win, mask, num_deals)),
-                           "adp": mean_ci(_deal_means(seat_deal, sc, mask, num_deals))}
+                           "wp": mean_ci(deal_means(seat_deal, win, mask, num_deals)),
+                           "adp": mean_ci(deal_means(seat_deal, sc, mask, num_deals))}
         farmer = (a == k) & (ro >= 1)
         entry["farmer"] = {"games": int(farmer.sum()),
-                           "wp": mean_ci(_deal_means(seat_deal, win, farmer, num_deals)),
-                           "adp": mean_ci(_deal_means(seat_deal, sc, farmer, num_deals))}
+                           "wp": mean_ci(deal_means(seat_deal, win, farmer, num_deals)),
+                           "adp": mean_ci(deal_means(seat_deal, sc, farmer, num_deals))}
         entry["bidding"] = _bidding_figures(a == k, ro, bids)
         out["agents"][name] = entry
     return out

@@ -24,11 +24,14 @@ once per rotation of the line-up (``--duplicate rotate``, the default).
 farmers' agent's in the same seat of the same deal
 (:func:`doudizhu_arena.evaluation.paired_with_reference`): overall, where both
 were landlord, where both were farmers, and in each farmer seat alone
-(landlord_down, landlord_up). With bidding that answers "does it
+(landlord_down, landlord_up), each beside the reference as its partner; then
+``farmer_team``: two copies of the agent as the farmers against the reference
+as landlord, per farmer. With bidding that answers "does it
 farm better than the reference would have, on the same deals?", which the
 per-role figures cannot (the bidding chooses who farms). It plays the
-line-up's games again and the reference in all three seats of the same deals
-(4/3 of the evaluation's games more, on the local pool; the same deals and
+line-up's games again, the reference in all three seats of the same deals and
+the team against the reference landlord (5/3 of the evaluation's games more
+with a fixed landlord, 7/3 with bidding, on the local pool; the same deals and
 seeds, so its "all" row is the report's ADP).
 """
 

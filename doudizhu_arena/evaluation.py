@@ -24,6 +24,7 @@ from doudizhu_arena.arena import (
     ArenaConfig,
     check_judge_args,
     chunk_jobs,
+    deal_means,
     format_report,
     make_deals,
     mean_ci,
@@ -103,15 +104,23 @@ def format_table(report: dict, agent: str | None = None) -> str:
 def paired_with_reference(agent: str, reference: str, rules: Rules, num_deals: int, seed: int = 0,
                           workers: int = 1, chunk_size: int = 200) -> dict:
     """The agent's points minus ``reference``'s in the same seat of the same deal, overall and where
-    both ended in the same role: ``{"all" | "landlord" | "farmer" | "landlord_down" | "landlord_up":
-    mean_ci of per-deal means}`` (each with ``pairs``, the games compared; "farmer" is both farmer
-    seats, the last two each one of them).
+    both ended in the same role: ``{"all" | "landlord" | "farmer" | "landlord_down" | "landlord_up" |
+    "farmer_team": mean_ci of per-deal means}`` (each with ``pairs``, the games compared; "farmer" is
+    both farmer seats, "landlord_down" and "landlord_up" each one of them, all three with the
+    reference as the partner).
 
     The agent plays the line-up ``(agent, reference, reference)`` rotated over the positions (as
     :func:`evaluate_against`); the reference plays all three seats of the same deals (same engine
     keys: the same redeals). With bidding, roles come from each game's own bidding, so "farmer"
     compares the seats where both the agent and the reference became farmers: "as farmer better
     than the reference in the same seats on the same deals".
+
+    "farmer_team" puts two copies of the agent in both farmer seats, a team, against the reference
+    as landlord (the line-up ``(reference, agent, agent)``: once per deal without bidding, rotated
+    with it), and compares the farmers' points, per farmer, with the reference's own farmers' where
+    the reference's seat became landlord in both games. A farmer seat alone measures how the agent
+    plays beside a partner it was not trained with; the team, how it plays beside itself, as in
+    DouZero's evaluation of farmers.
 
     A role where no seat was paired (few deals, with bidding) has ``pairs`` 0 and a NaN mean, written
     as null by :func:`doudizhu_arena.arena.report_json`. The arguments are checked before any game:
@@ -130,26 +139,44 @@ def paired_with_reference(agent: str, reference: str, rules: Rules, num_deals: i
                                names=sorted({agent, reference})), deals, workers)
     theirs = _played(ArenaConfig((reference,) * 3, rules, "none", seed, chunk_size, names=[reference]),
                      deals, workers)
+    team = _played(ArenaConfig((reference, agent, agent), rules, "rotate" if rules.bidding else "none", seed,
+                               chunk_size, names=sorted({agent, reference})), deals, workers)
+    out = {}
+    for name, (diff, mask, deal) in _seat_diffs(mine, theirs, rules).items():
+        out[name] = mean_ci(deal_means(deal, diff, mask, num_deals)) | {"pairs": int(mask.sum())}
+    # the team's points per farmer are minus half the landlord's (the three seats sum to 0)
+    diff, roles_t, roles_r, deal = _paired_seats(team, theirs, rules)
+    mask = (roles_t == 0) & (roles_r == 0)
+    out["farmer_team"] = mean_ci(deal_means(deal, -diff / 2, mask, num_deals)) | {"pairs": int(mask.sum())}
+    return out
+
+
+def _paired_seats(mine: list, theirs: list, rules: Rules) -> tuple[np.ndarray, ...]:
+    """Per game of ``mine`` (chunk results of a rotated or unrotated line-up), the points of the seat
+    of its first position minus the reference's (``theirs``, one game per deal) in the same seat of
+    the same deal, the two games' roles of that seat, and the deal of each game."""
     diffs, roles_a, roles_r, deal_of = [], [], [], []
     for a, r in zip(mine, theirs, strict=True):
-        n = len(r.deal)
-        position = np.arange(3 * n) // n  # games ordered by rotation, then deal
+        n, games = len(r.deal), len(a.deal)
+        position = np.arange(games) // n  # games ordered by rotation, then deal
         seat = position if rules.bidding else np.argmax(a.roles == position[:, None], axis=1)
-        same = np.tile(np.arange(n), 3)  # the reference's game of the same deal
-        diffs.append(a.scores[np.arange(3 * n), seat] - r.scores[same, seat])
-        roles_a.append(a.roles[np.arange(3 * n), seat])
+        same = np.tile(np.arange(n), games // n)  # the reference's game of the same deal
+        diffs.append(a.scores[np.arange(games), seat] - r.scores[same, seat])
+        roles_a.append(a.roles[np.arange(games), seat])
         roles_r.append(r.roles[same, seat])
         deal_of.append(a.deal)
-    diff, role_a, role_r, deal = (np.concatenate(x) for x in (diffs, roles_a, roles_r, deal_of))
-    out = {}
-    for name, mask in (("all", np.ones(len(diff), bool)), ("landlord", (role_a == 0) & (role_r == 0)),
-                       ("farmer", (role_a >= 1) & (role_r >= 1)),
-                       ("landlord_down", (role_a == 1) & (role_r == 1)),
-                       ("landlord_up", (role_a == 2) & (role_r == 2))):
-        total = np.bincount(deal[mask], weights=diff[mask].astype(np.float64), minlength=num_deals)
-        count = np.bincount(deal[mask], minlength=num_deals)
-        out[name] = mean_ci(total[count > 0] / count[count > 0]) | {"pairs": int(mask.sum())}
-    return out
+    return tuple(np.concatenate(x) for x in (diffs, roles_a, roles_r, deal_of))
+
+
+def _seat_diffs(mine: list, theirs: list, rules: Rules) -> dict[str, tuple]:
+    """``{role: (differences, mask, deals)}`` of the agent's seats in each role where both games
+    gave that seat the same role (:func:`paired_with_reference`'s first five entries)."""
+    diff, role_a, role_r, deal = _paired_seats(mine, theirs, rules)
+    diff = diff.astype(np.float64)
+    masks = {"all": np.ones(len(diff), bool), "landlord": (role_a == 0) & (role_r == 0),
+             "farmer": (role_a >= 1) & (role_r >= 1), "landlord_down": (role_a == 1) & (role_r == 1),
+             "landlord_up": (role_a == 2) & (role_r == 2)}
+    return {name: (diff, mask, deal) for name, mask in masks.items()}
 
 
 def _played(cfg: ArenaConfig, deals: list, workers: int) -> list:

@@ -197,3 +197,24 @@ def test_pairing_with_a_reference_in_the_same_seats_of_the_same_deals(mode):
         # every deal has one game in each seat: the farmer figure is the mean of the two seats'
         assert other["farmer"]["mean"] == pytest.approx((other["landlord_down"]["mean"]
                                                          + other["landlord_up"]["mean"]) / 2)
+
+
+@pytest.mark.parametrize("mode", ["bidding", "fixed_landlord"])
+def test_farmer_team_pairs_two_copies_of_the_agent_against_the_reference_landlord(mode):
+    """"farmer_team": the agent in both farmer seats against the reference as landlord, per farmer,
+    minus the reference's own farmers on the same deals. Without bidding that is minus half the
+    difference of the reference landlord's points between the two line-ups, game by game."""
+    from doudizhu_arena.arena import mode_rules
+    from doudizhu_arena.evaluation import paired_with_reference
+
+    rules = mode_rules(mode)
+    same = paired_with_reference("rule", "rule", rules, 30, seed=3)["farmer_team"]
+    assert same["mean"] == 0.0 and same["ci"] == 0.0 and 0 < same["pairs"] <= 90
+    team = paired_with_reference("random", "rule", rules, 30, seed=3)["farmer_team"]
+    assert team["mean"] < 0  # two random farmers do worse than two RuleAgents
+    if mode == "fixed_landlord":
+        assert team["pairs"] == 30
+        line_up = run_arena(("rule", "random", "random"), 30, rules, seed=3, duplicate="none")
+        alone = run_arena(("rule",) * 3, 30, rules, seed=3, duplicate="none")
+        landlord = [r["agents"]["rule"]["landlord"]["adp"]["mean"] for r in (line_up, alone)]
+        assert team["mean"] == pytest.approx(-(landlord[0] - landlord[1]) / 2)

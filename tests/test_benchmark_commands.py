@@ -239,8 +239,8 @@ def test_learning_curve_over_kept_checkpoints(tmp_path, capsys):
     assert json.loads(out.read_text())[0]["results"].keys() == {
         "random/bidding", "random/fixed_landlord", "rule/bidding", "rule/fixed_landlord"}
     results = json.loads(out.read_text())[0]["results"]
-    paired_keys = {f"paired_{role}{ci}" for role in ("landlord", "farmer", "landlord_down", "landlord_up")
-                   for ci in ("", "_ci")}
+    paired_keys = {f"paired_{role}{ci}" for role in ("landlord", "farmer", "landlord_down", "landlord_up",
+                                                     "farmer_team") for ci in ("", "_ci")}
     assert paired_keys <= results["rule/fixed_landlord"].keys()
     assert "paired_landlord" not in results["rule/bidding"]  # the roles are fixed only without bidding
     text = capsys.readouterr().out
