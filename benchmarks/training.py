@@ -186,7 +186,7 @@ def actor_rate(seconds: float, config: str = DEFAULT_CONFIG) -> dict:
 
 def learner_rate(seconds: float, config: str = DEFAULT_CONFIG, device: str = "cpu",
                  batch_size: int | None = None, threads: int = 1) -> dict:
-    """Samples/s of the config's learner (DMC or PPO) alone (``threads`` torch threads; batches of
+    """Samples/s of the config's learner (DMC or PPO) alone (its config's ``threads``; batches of
     ``batch_size``, default the config's, from one actor's samples; PPO's of whole hands, as a run
     takes them), and the size of the weights a broadcast puts in Ray's object store."""
     import numpy as np
@@ -198,10 +198,10 @@ def learner_rate(seconds: float, config: str = DEFAULT_CONFIG, device: str = "cp
     from train.config import load_config, resolve_device
     from train.learner import learner_class
 
-    cfg = load_config(config, {"batch_size": batch_size} if batch_size else {})
-    torch.set_num_threads(threads)
-    device = resolve_device(device)
+    cfg = load_config(config, {"threads": threads} | ({"batch_size": batch_size} if batch_size else {}))
     kind = learner_class(cfg.learner)
+    torch.set_num_threads(kind.torch_threads(cfg))
+    device = resolve_device(device)
     model = kind.new_model(Rules.preset(cfg.rules), cfg.model)
     actor = Actor.from_config(model, cfg, np.random.default_rng(0))
     buffer = SampleBuffer(8 * cfg.batch_size)
@@ -401,8 +401,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--batch-size", type=int, help="the learner's batch size for --rates (default: "
                         "the config's)")
     parser.add_argument("--threads", type=int, nargs="+", default=[1],
-                        help="the learner's torch threads measured by --rates (each a learner rate; the "
-                             "projection picks the best for each machine size)")
+                        help="the learner's threads (the config's threads) measured by --rates (each a "
+                             "learner rate; the projection picks the best for each machine size)")
     parser.add_argument("--core-counts", type=int, nargs="+", default=[2, 4, 8, 16, 32, 64],
                         help="machine sizes (cores) of the --rates projection for one machine")
     parser.add_argument("--cores", type=int, default=16, help="cores per machine in the --rates projection")

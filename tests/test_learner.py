@@ -113,6 +113,40 @@ def test_the_same_seed_gives_the_same_samples_and_updates_as_before(learner, ove
         assert (digest_samples(chunks), weights_digest(model.state_dict())) == exact, capability
 
 
+@pytest.mark.parametrize("hand_head", [False, True])
+def test_dmc_on_two_threads_gives_the_bytes_of_one_thread(hand_head, one_thread):
+    """``threads: 2``: the DMC learner runs each network's forward and backward pass on one of two
+    threads; the weights after three updates are the same bytes as on one thread, and so are the
+    per-network statistics (the overall loss is summed in another order: float noise)."""
+    cfg = load_config(TINY, {"learner": "dmc", "model": {"hand_head": hand_head}})
+    torch.manual_seed(cfg.seed)
+    model = learner_class("dmc").new_model(Rules.preset(cfg.rules), cfg.model)
+    initial = {k: v.clone() for k, v in model.state_dict().items()}
+    actor = Actor.from_config(model, cfg, np.random.default_rng([cfg.seed, 0, 0]))
+    batches = [actor.collect(600, 0.1) for _ in range(3)]
+    assert all(len(np.unique(b.network)) >= 3 for b in batches)  # networks to spread over the threads
+    results = []
+    for threads in (1, 2):
+        model.load_state_dict(initial)
+        trainer = make_learner(dataclasses.replace(cfg, threads=threads), model)
+        stats = [trainer.update(batch) for batch in batches]
+        results.append((weights_digest(model.state_dict()), stats))
+    (one, stats_one), (two, stats_two) = results
+    assert one == two and one != weights_digest(initial)
+    for a, b in zip(stats_one, stats_two, strict=True):
+        assert a.keys() == b.keys() and a["loss/all"] == pytest.approx(b["loss/all"], rel=1e-6)
+        assert {k: v for k, v in a.items() if k != "loss/all"} == pytest.approx(
+            {k: v for k, v in b.items() if k != "loss/all"}, rel=1e-6)
+
+
+def test_dmc_learner_threads_are_its_own_and_torch_gets_one():
+    """The DMC learner's threads run the networks' passes, so its process gives torch one thread
+    (two levels of threads would oversubscribe the cores); PPO's splits operations over ``threads``."""
+    assert learner_class("dmc").torch_threads(load_config(TINY, {"threads": 2})) == 1
+    ppo = load_config(TINY, {"threads": 2, "learner": "ppo", "minibatch_size": 64})
+    assert learner_class("ppo").torch_threads(ppo) == 2
+
+
 def weights_digest(state: dict) -> str:
     weights = hashlib.sha256()
     for _, value in sorted(state.items()):

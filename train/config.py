@@ -202,7 +202,8 @@ class TrainConfig:
     log_seconds: float = 10.0
     """Seconds between TensorBoard scalar writes."""
     threads: int = 1
-    """torch threads per process."""
+    """Threads of each process: an actor's torch threads; the learner's, where the DMC learner runs
+    its networks' passes at once (one torch thread each) and PPO's splits each operation."""
     device: str = "auto"
     """Learner device: ``cpu``, ``cuda`` or ``auto`` (cuda when available)."""
     backend: str = "local"
@@ -274,7 +275,7 @@ class TrainConfig:
             if getattr(self, name) < 0:
                 raise ConfigError(f"{name} must be >= 0 (0: {zero}), got {getattr(self, name)}")
         if self.threads > 1024:
-            raise ConfigError(f"threads must be <= 1024 (torch threads per process), got {self.threads}")
+            raise ConfigError(f"threads must be <= 1024 (threads per process), got {self.threads}")
         gib = self.memory_bytes() / 2**30
         if gib > MAX_MEMORY_GIB:
             raise ConfigError(f"games_per_actor ({self.games_per_actor}), buffer_size ({self.buffer_size}), "

@@ -8,18 +8,31 @@ play epsilon-greedily on the same Q-values.
 With a model built with ``hand_head`` (and samples that carry the
 ``hidden_hands``), the loss also has the hand head's cross-entropy against the
 two hidden hands, weighted by ``hand_loss_weight`` (:mod:`agents.dmc`).
+
+With ``threads`` above 1 (on the CPU) the update runs the five networks'
+forward and backward passes on that many threads at once, whole networks to
+each thread, each operation on one torch thread: the networks share no weights,
+so their gradients are independent, and the weights come out the same bytes as
+on one thread. A thread's matrices are whole, where splitting each operation
+over threads would split matrices of a few hundred rows.
 """
 
 from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 
 from agents.dmc import HAND_CLASSES, NETWORKS, ModelOutputError, ScoreModel
+from doudizhu_env.cards import NUM_RANKS
 
 from .learner import Learner
 from .samples import Samples
+
+#: The hand head's labels per sample: the two hidden hands' counts of each rank.
+HAND_LABELS = 2 * NUM_RANKS
 
 
 class DMCLearner(Learner):
@@ -32,42 +45,118 @@ class DMCLearner(Learner):
     def __init__(self, model: ScoreModel, cfg, device: str = "cpu"):
         super().__init__(model, cfg, device)
         self.optimizer = self.adam(model.parameters(), cfg.learning_rate)
+        on_cpu = self.device.type == "cpu"
+        self.pool = ThreadPoolExecutor(cfg.threads, "dmc-learner") if cfg.threads > 1 and on_cpu else None
+        """With ``threads`` above 1, the threads that run the networks' passes
+        (:meth:`_backward_by_network`); None on one thread."""
 
-    def _forward(self, batch: Samples, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
-        """Q of the batch's actions, and the hand head's cross-entropy (None without a hand head)."""
-        ids, network = batch.action.astype(np.int64), batch.network.astype(np.int64)
+    @classmethod
+    def torch_threads(cls, cfg) -> int:
+        """One: with ``threads`` above 1 the learner runs the networks' passes on its own threads
+        (:meth:`_backward_by_network`), each operation on the thread that calls it."""
+        return 1
+
+    def _forward(self, action: np.ndarray, network: np.ndarray, hidden_hands: np.ndarray | None,
+                 obs: torch.Tensor, reduction: str = "mean") -> tuple[torch.Tensor, torch.Tensor | None]:
+        """Q of the rows' actions, and the hand head's cross-entropy, its ``reduction`` over the rows'
+        labels (None without a hand head)."""
+        ids, network = action.astype(np.int64), network.astype(np.int64)
         if not self.model.cfg.hand_head:
             return self.model.score(obs, network, ids, np.arange(len(ids))), None
-        if batch.hidden_hands is None:
+        if hidden_hands is None:
             raise ValueError("the model has a hand head but the batch has no hidden_hands: expected "
                              "samples from actors of the same model")
         q, logits = self.model.q_and_hands(obs, network, ids)
-        labels = torch.from_numpy(np.minimum(batch.hidden_hands, HAND_CLASSES - 1).astype(np.int64))
-        return q, F.cross_entropy(logits.reshape(-1, HAND_CLASSES), labels.to(self.device).reshape(-1))
+        labels = torch.from_numpy(np.minimum(hidden_hands, HAND_CLASSES - 1).astype(np.int64))
+        return q, F.cross_entropy(logits.reshape(-1, HAND_CLASSES), labels.to(self.device).reshape(-1),
+                                  reduction=reduction)
 
     def update(self, batch: Samples) -> dict[str, float]:
         """One gradient step on ``batch``; the loss and mean target overall and per network."""
         obs = torch.from_numpy(batch.observations()).to(self.device)
         target = torch.from_numpy(batch.target.astype(np.float32)).to(self.device)
-        q, hands = self._forward(batch, obs)
+        if self.pool is not None:
+            return self._step(*self._backward_by_network(batch, obs, target), batch)
+        q, hands = self._forward(batch.action, batch.network, batch.hidden_hands, obs)
         errors = (q - target) ** 2
         loss = errors.mean() if hands is None else errors.mean() + self.cfg.hand_loss_weight * hands
-        stats = {"loss/all": loss.item()}
-        if not np.isfinite(stats["loss/all"]):  # stop before the step: the weights stay the last good ones
-            raise ModelOutputError(f"the loss of update {self.updates + 1} is {stats['loss/all']}: the model "
-                                   "produced NaN or infinite Q-values; expected finite numbers. Its weights "
-                                   "have diverged (e.g. a learning rate too high)")
+        self._check_finite(loss.item())
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
+        hand_loss = None if hands is None else hands.item()
+        return self._step(loss.item(), errors.detach().cpu().numpy(), hand_loss, batch)
+
+    def _check_finite(self, loss: float) -> None:
+        """Stop before the step where the loss is not a number: the weights stay the last good ones."""
+        if not np.isfinite(loss):
+            raise ModelOutputError(f"the loss of update {self.updates + 1} is {loss}: the model "
+                                   "produced NaN or infinite Q-values; expected finite numbers. Its weights "
+                                   "have diverged (e.g. a learning rate too high)")
+
+    def _step(self, loss: float, per_sample: np.ndarray, hands: float | None,
+              batch: Samples) -> dict[str, float]:
+        """Clip the gradients, step Adam; the statistics of the update."""
         torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.cfg.max_grad_norm)
         self.optimizer.step()
         self.updates += 1
+        stats = {"loss/all": loss}
         if hands is not None:
-            stats["loss/hands"] = hands.item()
-        per_sample = errors.detach().cpu().numpy()
+            stats["loss/hands"] = hands
         for index, name in enumerate(NETWORKS):
             rows = batch.network == index
             if rows.any():
                 stats[f"loss/{name}"] = float(per_sample[rows].mean())
                 stats[f"return/{name}"] = float(batch.target[rows].mean())
         return stats
+
+    def _backward_by_network(self, batch: Samples, obs: torch.Tensor,
+                             target: torch.Tensor) -> tuple[float, np.ndarray, float | None]:
+        """The gradients of the batch's loss, each network's part on one of :attr:`pool`'s threads;
+        the loss, the per-sample errors and the hand head's loss.
+
+        The networks share no weights, so the loss, a mean over the batch's rows, is a sum of one term
+        per network, and each term's backward pass writes only its own network's gradients: the same
+        gradients as one pass over the batch, computed on ``threads`` cores at once. A network's rows
+        run as in one pass (:meth:`_forward` on them alone), so the gradients are the same bytes."""
+        n = len(batch)
+        self.optimizer.zero_grad(set_to_none=True)
+        assert self.pool is not None
+        passes = self.pool.map(lambda parts: [self._network_pass(rows, batch, obs, target) for rows in parts],
+                               self._plan(batch.network))
+        per_sample = np.zeros(n, np.float32)
+        hand_sums = []
+        for rows, errors, hands in (done for parts in passes for done in parts):
+            per_sample[rows] = errors
+            hand_sums += [] if hands is None else [hands]
+        loss = float(per_sample.astype(np.float64).mean())
+        hand_loss = sum(hand_sums) / (n * HAND_LABELS) if hand_sums else None
+        if hand_loss is not None:
+            loss += self.cfg.hand_loss_weight * hand_loss
+        self._check_finite(loss)
+        return loss, per_sample, hand_loss
+
+    def _plan(self, network: np.ndarray) -> list[list[np.ndarray]]:
+        """Each thread's share of the batch: the rows of whole networks, largest first, each to the
+        thread with the fewest rows so far (threads left without one get none)."""
+        loads = [0] * self.cfg.threads
+        work: list[list[np.ndarray]] = [[] for _ in loads]
+        groups = [np.flatnonzero(network == index) for index in range(len(NETWORKS))]
+        for rows in sorted((g for g in groups if len(g)), key=len, reverse=True):
+            thread = loads.index(min(loads))
+            loads[thread] += len(rows)
+            work[thread].append(rows)
+        return [parts for parts in work if parts]
+
+    def _network_pass(self, rows: np.ndarray, batch: Samples, obs: torch.Tensor,
+                      target: torch.Tensor) -> tuple[np.ndarray, np.ndarray, float | None]:
+        """Forward and backward pass of one network's ``rows`` of the batch (its term of the loss);
+        the rows, their squared errors and the sum of their hand head's cross-entropy."""
+        n, at = len(batch), torch.from_numpy(rows).to(self.device)
+        hidden = None if batch.hidden_hands is None else batch.hidden_hands[rows]
+        q, hands = self._forward(batch.action[rows], batch.network[rows], hidden, obs[at], "sum")
+        errors = (q - target[at]) ** 2
+        loss = errors.sum() / n
+        if hands is not None:  # the mean over the batch's labels, as on one thread
+            loss = loss + hands * (self.cfg.hand_loss_weight / (n * HAND_LABELS))
+        loss.backward()
+        return rows, errors.detach().cpu().numpy(), None if hands is None else hands.item()

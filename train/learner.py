@@ -14,6 +14,7 @@ learner they hold; they ask the learner. A learner is one class in one module
 ``learns_labels``           whether it can learn a warm-start agent's labels of moves it did
                             not play (``warm_start_mode: dagger``)
 ``check_config(cfg)``       its own config checks (``ConfigError``), run by the config
+``torch_threads(cfg)``      the torch threads of its process (``threads`` by default)
 ``acting_agent(...)``       the agent the actors play with (exploration included)
 ``take(buffer, n)``         its next batch from the :class:`~train.buffer.SampleBuffer`
 ``update(batch)``           gradient steps on a :class:`~train.samples.Samples`; statistics
@@ -95,6 +96,12 @@ class Learner(ABC):
     def check_config(cls, cfg) -> None:
         """Raise ``ConfigError`` for settings this learner cannot train with (none by default)."""
         return None
+
+    @classmethod
+    def torch_threads(cls, cfg) -> int:
+        """The torch threads of the learner's process (``torch.set_num_threads``): by default
+        ``threads``, each of its operations split over them."""
+        return cfg.threads
 
     @classmethod
     def acting_agent(cls, model: ScoreModel, rng: np.random.Generator, bidding_epsilon: float | None,

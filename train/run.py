@@ -434,7 +434,7 @@ def train(cfg: TrainConfig, resume: bool = False, overwrite: bool = False) -> di
     check_inputs(cfg, resume)
     check_opponents(cfg)
     actors = actors_of(cfg)
-    torch.set_num_threads(cfg.threads)
+    torch.set_num_threads(learner_class(cfg.learner).torch_threads(cfg))
     cores = os.cpu_count() or 1
     if cfg.threads > cores:  # allowed (a config shared between machines), but said
         print(f"threads: {cfg.threads} is more than this machine's {cores} cores: the learner's threads will "
