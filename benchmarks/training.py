@@ -222,6 +222,44 @@ def learner_rate(seconds: float, config: str = DEFAULT_CONFIG, device: str = "cp
             "device": device, "batch_size": cfg.batch_size, "learner": cfg.learner}
 
 
+def matmul_scaling(seconds: float, threads: int) -> float:
+    """The machine's own ceiling for a learner's ``threads``: how many times one thread's work
+    ``threads`` Python threads do in the same time, each running an independent chain of the
+    learner's matrix products (300 rows through four 256-wide ReLU layers, one torch thread each),
+    against the same chains run one after the other on one thread. No learner can beat it here:
+    shared caches, memory bandwidth and the host's scheduling all count in it."""
+    import threading
+
+    import torch
+
+    torch.set_num_threads(1)
+    generator = torch.Generator().manual_seed(0)
+    chains = [(torch.randn(300, 256, generator=generator),
+               [torch.randn(256, 256, generator=generator) / 16 for _ in range(4)]) for _ in range(threads)]
+
+    def chain(x: torch.Tensor, layers: list, count: int) -> None:
+        for _ in range(count):
+            h = x
+            for w in layers:
+                h = torch.relu(h @ w)
+
+    start, count = time.perf_counter(), 0  # calibrate: products per chain in seconds / (2 threads)
+    while time.perf_counter() - start < seconds / (2 * threads):
+        chain(*chains[0], 10)
+        count += 10
+    start = time.perf_counter()
+    for x, layers in chains:
+        chain(x, layers, count)
+    one = time.perf_counter() - start
+    workers = [threading.Thread(target=chain, args=(x, layers, count)) for x, layers in chains]
+    start = time.perf_counter()
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    return one / (time.perf_counter() - start)
+
+
 def projection(actor_fps: float, learner_sps: float, cores: int, machines: list[int]) -> list[dict]:
     """Frames/s on N machines of ``cores`` cores each, from the measured rates, on paper.
 
@@ -455,6 +493,8 @@ def measure_rates(args) -> dict:
             learner = learner_rate(args.seconds, args.config, args.device, args.batch_size, threads)
             run.update(learner if threads == args.threads[0] else {})
             run[f"learner_sps_threads_{threads}"] = learner["learner_sps"]
+            if threads > 1:
+                run[f"matmul_scaling_threads_{threads}"] = matmul_scaling(args.seconds, threads)
         runs.append(run)
     rates = {k: _median([r[k] for r in runs]) if isinstance(runs[0][k], float) else runs[0][k]
              for k in runs[0]}
@@ -463,6 +503,9 @@ def measure_rates(args) -> dict:
     rows = print_rates(rates, args.cores, args.machines)
     by_threads = {t: rates[f"learner_sps_threads_{t}"] for t in args.threads}
     sizes = print_machine_sizes(rates["actor_fps"], by_threads, args.core_counts)
+    for t in (t for t in args.threads if t > 1):
+        print(f"this machine's ceiling for {t} threads ({t} independent chains of the learner's matrix "
+              f"products against one thread): {rates[f'matmul_scaling_threads_{t}']:.2f}x")
     return {"seconds": args.seconds, "repeats": args.repeats, "config": os.path.relpath(args.config, ROOT),
             "load_average": os.getloadavg(), "rates": rates, "runs": runs, "cores": args.cores,
             "projection": rows, "machine_sizes": sizes}

@@ -333,3 +333,17 @@ def test_the_rates_projection_picks_the_learner_threads_for_each_machine_size():
     assert by_cores[4]["threads"] == 1 and by_cores[4]["frames_per_s"] == 30_000.0  # 3 actors fill one thread
     assert by_cores[8]["threads"] == 2 and by_cores[8]["bound_by"] == "learner"
     assert by_cores[64]["frames_per_s"] == 45_000.0  # the learner's ceiling: more cores add nothing
+
+
+def test_the_machines_ceiling_for_threads_is_a_ratio_of_real_work():
+    """``matmul_scaling``: the same chains of products on one thread and on two at once; two threads
+    can do at most twice the work, and never much less than one thread's."""
+    torch = pytest.importorskip("torch")
+    from benchmarks.training import matmul_scaling
+
+    before = torch.get_num_threads()
+    try:
+        ratio = matmul_scaling(0.3, 2)
+    finally:
+        torch.set_num_threads(before)
+    assert 0.5 < ratio < 2.3

@@ -29,7 +29,7 @@ from agents.dmc import HAND_CLASSES, NETWORKS, ModelOutputError, ScoreModel
 from doudizhu_env.cards import NUM_RANKS
 
 from .learner import Learner
-from .samples import Samples
+from .samples import Samples, unpack_obs
 
 #: The hand head's labels per sample: the two hidden hands' counts of each rank.
 HAND_LABELS = 2 * NUM_RANKS
@@ -73,10 +73,10 @@ class DMCLearner(Learner):
 
     def update(self, batch: Samples) -> dict[str, float]:
         """One gradient step on ``batch``; the loss and mean target overall and per network."""
-        obs = torch.from_numpy(batch.observations()).to(self.device)
         target = torch.from_numpy(batch.target.astype(np.float32)).to(self.device)
         if self.pool is not None:
-            return self._step(*self._backward_by_network(batch, obs, target), batch)
+            return self._step(*self._backward_by_network(batch, target), batch)
+        obs = torch.from_numpy(batch.observations()).to(self.device)
         q, hands = self._forward(batch.action, batch.network, batch.hidden_hands, obs)
         errors = (q - target) ** 2
         loss = errors.mean() if hands is None else errors.mean() + self.cfg.hand_loss_weight * hands
@@ -109,7 +109,7 @@ class DMCLearner(Learner):
                 stats[f"return/{name}"] = float(batch.target[rows].mean())
         return stats
 
-    def _backward_by_network(self, batch: Samples, obs: torch.Tensor,
+    def _backward_by_network(self, batch: Samples,
                              target: torch.Tensor) -> tuple[float, np.ndarray, float | None]:
         """The gradients of the batch's loss, each network's part on one of :attr:`pool`'s threads;
         the loss, the per-sample errors and the hand head's loss.
@@ -121,7 +121,7 @@ class DMCLearner(Learner):
         n = len(batch)
         self.optimizer.zero_grad(set_to_none=True)
         assert self.pool is not None
-        passes = self.pool.map(lambda parts: [self._network_pass(rows, batch, obs, target) for rows in parts],
+        passes = self.pool.map(lambda parts: [self._network_pass(rows, batch, target) for rows in parts],
                                self._plan(batch.network))
         per_sample = np.zeros(n, np.float32)
         hand_sums = []
@@ -147,13 +147,15 @@ class DMCLearner(Learner):
             work[thread].append(rows)
         return [parts for parts in work if parts]
 
-    def _network_pass(self, rows: np.ndarray, batch: Samples, obs: torch.Tensor,
+    def _network_pass(self, rows: np.ndarray, batch: Samples,
                       target: torch.Tensor) -> tuple[np.ndarray, np.ndarray, float | None]:
-        """Forward and backward pass of one network's ``rows`` of the batch (its term of the loss);
-        the rows, their squared errors and the sum of their hand head's cross-entropy."""
+        """Forward and backward pass of one network's ``rows`` of the batch (its term of the loss, its
+        observations unpacked here); the rows, their squared errors and the sum of their hand head's
+        cross-entropy."""
         n, at = len(batch), torch.from_numpy(rows).to(self.device)
+        obs = torch.from_numpy(unpack_obs(batch.obs[rows])).to(self.device)
         hidden = None if batch.hidden_hands is None else batch.hidden_hands[rows]
-        q, hands = self._forward(batch.action[rows], batch.network[rows], hidden, obs[at], "sum")
+        q, hands = self._forward(batch.action[rows], batch.network[rows], hidden, obs, "sum")
         errors = (q - target[at]) ** 2
         loss = errors.sum() / n
         if hands is not None:  # the mean over the batch's labels, as on one thread
