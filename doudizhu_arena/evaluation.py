@@ -141,14 +141,17 @@ def paired_with_reference(agent: str, reference: str, rules: Rules, num_deals: i
                      deals, workers)
     team = _played(ArenaConfig((reference, agent, agent), rules, "rotate" if rules.bidding else "none", seed,
                                chunk_size, names=sorted({agent, reference})), deals, workers)
-    out = {}
-    for name, (diff, mask, deal) in _seat_diffs(mine, theirs, rules).items():
-        out[name] = mean_ci(deal_means(deal, diff, mask, num_deals)) | {"pairs": int(mask.sum())}
+    diff, role_a, role_r, deal = _paired_seats(mine, theirs, rules)
+    team_diff, role_t, role_tr, team_deal = _paired_seats(team, theirs, rules)
     # the team's points per farmer are minus half the landlord's (the three seats sum to 0)
-    diff, roles_t, roles_r, deal = _paired_seats(team, theirs, rules)
-    mask = (roles_t == 0) & (roles_r == 0)
-    out["farmer_team"] = mean_ci(deal_means(deal, -diff / 2, mask, num_deals)) | {"pairs": int(mask.sum())}
-    return out
+    rows = {"all": (diff, np.ones(len(diff), bool), deal),
+            "landlord": (diff, (role_a == 0) & (role_r == 0), deal),
+            "farmer": (diff, (role_a >= 1) & (role_r >= 1), deal),
+            "landlord_down": (diff, (role_a == 1) & (role_r == 1), deal),
+            "landlord_up": (diff, (role_a == 2) & (role_r == 2), deal),
+            "farmer_team": (-team_diff / 2, (role_t == 0) & (role_tr == 0), team_deal)}
+    return {name: mean_ci(deal_means(d, value, mask, num_deals)) | {"pairs": int(mask.sum())}
+            for name, (value, mask, d) in rows.items()}
 
 
 def _paired_seats(mine: list, theirs: list, rules: Rules) -> tuple[np.ndarray, ...]:
@@ -166,17 +169,6 @@ def _paired_seats(mine: list, theirs: list, rules: Rules) -> tuple[np.ndarray, .
         roles_r.append(r.roles[same, seat])
         deal_of.append(a.deal)
     return tuple(np.concatenate(x) for x in (diffs, roles_a, roles_r, deal_of))
-
-
-def _seat_diffs(mine: list, theirs: list, rules: Rules) -> dict[str, tuple]:
-    """``{role: (differences, mask, deals)}`` of the agent's seats in each role where both games
-    gave that seat the same role (:func:`paired_with_reference`'s first five entries)."""
-    diff, role_a, role_r, deal = _paired_seats(mine, theirs, rules)
-    diff = diff.astype(np.float64)
-    masks = {"all": np.ones(len(diff), bool), "landlord": (role_a == 0) & (role_r == 0),
-             "farmer": (role_a >= 1) & (role_r >= 1), "landlord_down": (role_a == 1) & (role_r == 1),
-             "landlord_up": (role_a == 2) & (role_r == 2)}
-    return {name: (diff, mask, deal) for name, mask in masks.items()}
 
 
 def _played(cfg: ArenaConfig, deals: list, workers: int) -> list:
