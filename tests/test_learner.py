@@ -129,6 +129,7 @@ def test_dmc_on_two_threads_gives_the_bytes_of_one_thread(hand_head, one_thread)
     for threads in (1, 2):
         model.load_state_dict(initial)
         trainer = make_learner(dataclasses.replace(cfg, threads=threads), model)
+        assert (trainer.pool is not None) == (threads > 1)  # the threaded path is the one compared
         stats = [trainer.update(batch) for batch in batches]
         results.append((weights_digest(model.state_dict()), stats))
     (one, stats_one), (two, stats_two) = results
