@@ -202,8 +202,8 @@ class TrainConfig:
     log_seconds: float = 10.0
     """Seconds between TensorBoard scalar writes."""
     threads: int = 1
-    """Threads of each process: an actor's torch threads; the learner's, where the DMC learner runs
-    its networks' passes at once (one torch thread each) and PPO's splits each operation."""
+    """Threads of each process: an actor's torch threads; the learner's, where either learner runs
+    its networks' forward and backward passes at once (one torch thread each, on the CPU)."""
     device: str = "auto"
     """Learner device: ``cpu``, ``cuda`` or ``auto`` (cuda when available)."""
     backend: str = "local"

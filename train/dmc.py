@@ -11,15 +11,12 @@ two hidden hands, weighted by ``hand_loss_weight`` (:mod:`agents.dmc`).
 
 With ``threads`` above 1 (on the CPU) the update runs the five networks'
 forward and backward passes on that many threads at once, whole networks to
-each thread, each operation on one torch thread: the networks share no weights,
-so their gradients are independent, and the weights come out the same bytes as
-on one thread. A thread's matrices are whole, where splitting each operation
-over threads would split matrices of a few hundred rows.
+each thread (:meth:`train.learner.Learner.map_networks`), each thread unpacking
+its own rows' observations; the weights come out the same bytes as on one
+thread.
 """
 
 from __future__ import annotations
-
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import torch
@@ -45,16 +42,6 @@ class DMCLearner(Learner):
     def __init__(self, model: ScoreModel, cfg, device: str = "cpu"):
         super().__init__(model, cfg, device)
         self.optimizer = self.adam(model.parameters(), cfg.learning_rate)
-        on_cpu = self.device.type == "cpu"
-        self.pool = ThreadPoolExecutor(cfg.threads, "dmc-learner") if cfg.threads > 1 and on_cpu else None
-        """With ``threads`` above 1, the threads that run the networks' passes
-        (:meth:`_backward_by_network`); None on one thread."""
-
-    @classmethod
-    def torch_threads(cls, cfg) -> int:
-        """One: with ``threads`` above 1 the learner runs the networks' passes on its own threads
-        (:meth:`_backward_by_network`), each operation on the thread that calls it."""
-        return 1
 
     def _forward(self, action: np.ndarray, network: np.ndarray, hidden_hands: np.ndarray | None,
                  obs: torch.Tensor, reduction: str = "mean") -> tuple[torch.Tensor, torch.Tensor | None]:
@@ -111,21 +98,17 @@ class DMCLearner(Learner):
 
     def _backward_by_network(self, batch: Samples,
                              target: torch.Tensor) -> tuple[float, np.ndarray, float | None]:
-        """The gradients of the batch's loss, each network's part on one of :attr:`pool`'s threads;
-        the loss, the per-sample errors and the hand head's loss.
+        """The gradients of the batch's loss, each network's term (its forward and backward pass) on
+        one of :attr:`pool`'s threads; the loss, the per-sample errors and the hand head's loss.
 
-        The networks share no weights, so the loss, a mean over the batch's rows, is a sum of one term
-        per network, and each term's backward pass writes only its own network's gradients: the same
-        gradients as one pass over the batch, computed on ``threads`` cores at once. A network's rows
-        run as in one pass (:meth:`_forward` on them alone), so the gradients are the same bytes."""
+        A network's rows run as in one pass (:meth:`_forward` on them alone), so the gradients are
+        the same bytes as one pass over the batch."""
         n = len(batch)
         self.optimizer.zero_grad(set_to_none=True)
-        assert self.pool is not None
-        passes = self.pool.map(lambda parts: [self._network_pass(rows, batch, target) for rows in parts],
-                               self._plan(batch.network))
+        passes = self.map_networks(lambda rows: self._network_pass(rows, batch, target), batch.network)
         per_sample = np.zeros(n, np.float32)
         hand_sums = []
-        for rows, errors, hands in (done for parts in passes for done in parts):
+        for rows, errors, hands in passes:
             per_sample[rows] = errors
             hand_sums += [] if hands is None else [hands]
         loss = float(per_sample.astype(np.float64).mean())
@@ -134,18 +117,6 @@ class DMCLearner(Learner):
             loss += self.cfg.hand_loss_weight * hand_loss
         self._check_finite(loss)
         return loss, per_sample, hand_loss
-
-    def _plan(self, network: np.ndarray) -> list[list[np.ndarray]]:
-        """Each thread's share of the batch: the rows of whole networks, largest first, each to the
-        thread with the fewest rows so far (threads left without one get none)."""
-        loads = [0] * self.cfg.threads
-        work: list[list[np.ndarray]] = [[] for _ in loads]
-        groups = [np.flatnonzero(network == index) for index in range(len(NETWORKS))]
-        for rows in sorted((g for g in groups if len(g)), key=len, reverse=True):
-            thread = loads.index(min(loads))
-            loads[thread] += len(rows)
-            work[thread].append(rows)
-        return [parts for parts in work if parts]
 
     def _network_pass(self, rows: np.ndarray, batch: Samples,
                       target: torch.Tensor) -> tuple[np.ndarray, np.ndarray, float | None]:

@@ -14,7 +14,7 @@ learner they hold; they ask the learner. A learner is one class in one module
 ``learns_labels``           whether it can learn a warm-start agent's labels of moves it did
                             not play (``warm_start_mode: dagger``)
 ``check_config(cfg)``       its own config checks (``ConfigError``), run by the config
-``torch_threads(cfg)``      the torch threads of its process (``threads`` by default)
+``torch_threads(cfg)``      the torch threads of its process (one by default: see below)
 ``acting_agent(...)``       the agent the actors play with (exploration included)
 ``take(buffer, n)``         its next batch from the :class:`~train.buffer.SampleBuffer`
 ``update(batch)``           gradient steps on a :class:`~train.samples.Samples`; statistics
@@ -26,14 +26,27 @@ learner they hold; they ask the learner. A learner is one class in one module
 A third learner (an A2C, or the exploitability judge's best response) is one
 new module with a subclass of :class:`Learner`, plus its entry in
 :data:`LEARNERS`.
+
+**Threads.** The five networks share no weights, so a loss that is a mean over
+a batch's rows is a sum of one term per network, and each term's backward pass
+writes only its own network's gradients. With ``threads`` above 1 on the CPU a
+learner has a :attr:`Learner.pool` of that many threads and runs work per
+network on it (:meth:`Learner.map_networks`: whole networks to each thread, the
+largest first, each to the thread with the fewest rows so far), every
+operation on one torch thread (:meth:`Learner.torch_threads`). A network's
+matrices stay whole, where splitting each operation over torch's threads
+splits matrices of a few hundred rows; and the weights come out the same bytes
+as on one thread.
 """
 
 from __future__ import annotations
 
 import importlib
 from abc import ABC, abstractmethod
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 import torch
@@ -45,6 +58,8 @@ from doudizhu_env.rules import Rules
 
 from .buffer import SampleBuffer
 from .samples import Samples
+
+T = TypeVar("T")
 
 #: The learners, by their config value: ``module:class`` (imported when first asked for).
 LEARNERS = {"dmc": "train.dmc:DMCLearner", "ppo": "train.ppo:PPOLearner"}
@@ -80,6 +95,10 @@ class Learner(ABC):
         self.model, self.cfg = model, cfg
         self.device = torch.device(device)
         self.updates = 0
+        threaded = cfg.threads > 1 and self.device.type == "cpu"
+        self.pool = ThreadPoolExecutor(cfg.threads, f"{self.name}-learner") if threaded else None
+        """With ``threads`` above 1 on the CPU, the threads that run the networks' work
+        (:meth:`map_networks`); None on one thread."""
         if cfg.trainable == "heads":  # the state encoders stay as loaded
             for network in range(len(model.nets)):
                 for p in model.net(network).encoder_parameters():
@@ -99,9 +118,10 @@ class Learner(ABC):
 
     @classmethod
     def torch_threads(cls, cfg) -> int:
-        """The torch threads of the learner's process (``torch.set_num_threads``): by default
-        ``threads``, each of its operations split over them."""
-        return cfg.threads
+        """The torch threads of the learner's process (``torch.set_num_threads``): one, as the
+        learner's own threads run the networks' work (:meth:`map_networks`), each operation on the
+        thread that calls it (two levels of threads would oversubscribe the cores)."""
+        return 1
 
     @classmethod
     def acting_agent(cls, model: ScoreModel, rng: np.random.Generator, bidding_epsilon: float | None,
@@ -119,6 +139,14 @@ class Learner(ABC):
     @abstractmethod
     def update(self, batch: Samples) -> dict[str, float]:
         """Train on ``batch``; the statistics to log (``loss/all`` among them)."""
+
+    def map_networks(self, work: Callable[[np.ndarray], T], network: np.ndarray) -> list[T]:
+        """``work(positions)`` for each network's positions in ``network`` (ascending), on
+        :attr:`pool`'s threads (:func:`plan_networks`); the results, in no particular order."""
+        assert self.pool is not None, "map_networks without threads"
+        done = self.pool.map(lambda parts: [work(positions) for positions in parts],
+                             plan_networks(network, self.cfg.threads))
+        return [result for results in done for result in results]
 
     @staticmethod
     def adam(params, learning_rate: float) -> torch.optim.Adam:
@@ -159,6 +187,20 @@ class Learner(ABC):
     def exploration(self, means: dict[str, float], epsilon: float, warming: bool) -> str:
         """The progress line's word on exploration (``means``: the logged statistics since the last)."""
         return f"eps {epsilon:.3f}"
+
+
+def plan_networks(network: np.ndarray, threads: int) -> list[list[np.ndarray]]:
+    """Each thread's share of the rows whose networks are ``network``: the positions of whole
+    networks, largest first, each to the thread with the fewest rows so far (threads left without
+    one get none)."""
+    loads = [0] * threads
+    work: list[list[np.ndarray]] = [[] for _ in loads]
+    groups = [np.flatnonzero(network == index) for index in np.unique(network)]
+    for rows in sorted(groups, key=len, reverse=True):
+        thread = loads.index(min(loads))
+        loads[thread] += len(rows)
+        work[thread].append(rows)
+    return [parts for parts in work if parts]
 
 
 def learner_class(name: str) -> type[Learner]:

@@ -42,10 +42,10 @@ from agents.checkpoint import CHECKPOINT_NAME, CheckpointError, check_finite
 from agents.dmc import MAX_WIDTH, NETWORKS, DMCAgent, ModelConfig, ModelOutputError, ScoreModel, StateEncoder
 from agents.policy import PolicyAgent, segment_log_softmax
 from doudizhu_env.checks import short
-from doudizhu_env.observation import CARD_BITS, card_bits
+from doudizhu_env.observation import CARD_BITS, OBS_SIZE, card_bits
 
 from .learner import Learner, Recording
-from .samples import Samples
+from .samples import Samples, unpack_obs
 
 #: The critic's inputs beyond the seat's observation: card bits of the two hidden hands.
 CRITIC_INPUTS = 2 * CARD_BITS
@@ -251,8 +251,21 @@ class PPOLearner(Learner):
         return logp, entropy, value
 
     def values(self, obs: torch.Tensor, hidden: torch.Tensor, network: np.ndarray) -> np.ndarray:
-        """The critic's values of a whole batch, without gradients."""
-        with torch.no_grad():
+        """The critic's values of a whole batch, without gradients (each network's rows on one of
+        :attr:`pool`'s threads where there is one)."""
+        if self.pool is None:
+            return self._values(obs, hidden, network)
+        out = np.empty(len(network), np.float32)
+
+        def part(positions: np.ndarray) -> None:
+            at = torch.from_numpy(positions).to(self.device)
+            out[positions] = self._values(obs[at], hidden[at], network[positions])
+
+        self.map_networks(part, network)
+        return out
+
+    def _values(self, obs: torch.Tensor, hidden: torch.Tensor, network: np.ndarray) -> np.ndarray:
+        with torch.no_grad():  # per thread: a pool's thread does not inherit the caller's mode
             if self.critic.reads == "embedding":
                 seen = torch.cat([self.model.embed(obs, network), hidden], dim=1)
             else:
@@ -277,7 +290,7 @@ class PPOLearner(Learner):
         assert batch.hidden_hands is not None and batch.steps_left is not None, "samples without trajectories"
         assert batch.warm_start is not None and batch.log_prob is not None
         cfg, n = self.cfg, len(batch)
-        obs = torch.from_numpy(batch.observations()).to(self.device)
+        obs = self.observations(batch)
         network = batch.network.astype(np.int64)
         hidden = hidden_bits(batch.hidden_hands, self.device)
         fixed = {"old": torch.from_numpy(batch.log_prob).to(self.device),
@@ -297,6 +310,19 @@ class PPOLearner(Learner):
             if (network == index).any():
                 out[f"return/{name}"] = float(batch.target[network == index].mean())
         return out
+
+    def observations(self, batch: Samples) -> torch.Tensor:
+        """The batch's observations, unpacked (each network's rows on one of :attr:`pool`'s threads
+        where there is one)."""
+        if self.pool is None:
+            return torch.from_numpy(batch.observations()).to(self.device)
+        obs = np.empty((len(batch), OBS_SIZE), np.float32)
+
+        def unpack(rows: np.ndarray) -> None:
+            obs[rows] = unpack_obs(batch.obs[rows])
+
+        self.map_networks(unpack, batch.network)
+        return torch.from_numpy(obs).to(self.device)
 
     def advantages(self, values: np.ndarray, batch: Samples,
                    rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -333,36 +359,82 @@ class PPOLearner(Learner):
         return out + ([np.concatenate(part)] if part else [])
 
     def _step(self, batch: Samples, obs, hidden, network, rows: np.ndarray, fixed: dict) -> dict[str, float]:
-        """One gradient step on the samples ``rows``."""
-        cfg, at = self.cfg, torch.from_numpy(rows).to(self.device)
-        logp, entropy, value = self.forward(batch, obs, hidden, network, rows)
-        if "adv" in fixed:
-            adv, ret = fixed["adv"][at], fixed["ret"][at]
-        else:  # this step's own values (whole trajectories): no pass over the batch before it
-            advantages, returns = self.advantages(value.detach().cpu().numpy(), batch, rows)
-            adv, ret = torch.from_numpy(advantages).to(self.device), torch.from_numpy(returns).to(self.device)
-        ratio = (logp - fixed["old"][at]).exp()
-        cloned = fixed["warm_start"][at]
-        clipped = -torch.min(ratio * adv, ratio.clamp(1 - cfg.ppo_clip, 1 + cfg.ppo_clip) * adv)
-        policy = torch.where(cloned, -logp, clipped).mean()  # the warm-start agent's move: cross-entropy
-        value = ((value - ret) ** 2).mean()
-        loss = policy + cfg.value_coef * value - cfg.entropy_coef * entropy.mean()
-        if not torch.isfinite(loss):  # the weights are lost; stop before they are saved or played
-            raise ModelOutputError(f"the loss of update {self.updates + 1} is {loss.item()}: the policy or "
+        """One gradient step on the samples ``rows``. With :attr:`pool`, each network's forward and
+        backward pass runs on one of its threads: the loss's terms are sums over rows divided by the
+        minibatch's size, so the networks' terms add up to the minibatch's means and their backward
+        passes give the gradients of one pass, the same bytes."""
+        cfg, n = self.cfg, len(rows)
+        parts = self._forward_parts(batch, obs, hidden, network, rows)
+        adv, ret = self._targets(batch, rows, parts, fixed)
+        at = torch.from_numpy(rows).to(self.device)
+        old, cloned = fixed["old"][at], fixed["warm_start"][at]
+        terms = {}
+        for first, (positions, logp, entropy, value) in parts.items():
+            mine = torch.from_numpy(positions).to(self.device)
+            terms[first] = self._terms(logp, entropy, value, adv[mine], ret[mine], old[mine], cloned[mine], n)
+        total = {key: sum(t[key].item() for t in terms.values())
+                 for key in ("loss", "policy", "value", "entropy")}
+        if not np.isfinite(total["loss"]):  # the weights are lost; stop before they are saved or played
+            raise ModelOutputError(f"the loss of update {self.updates + 1} is {total['loss']}: the policy or "
                                    "critic produced NaN or infinite outputs; expected finite numbers. Its "
                                    "weights have diverged (e.g. a learning rate too high)")
         self.optimizer.zero_grad(set_to_none=True)
-        loss.backward()
+        if self.pool is None:
+            terms[0]["loss"].backward()
+        else:
+            self.map_networks(lambda positions: terms[int(positions[0])]["loss"].backward(), network[rows])
         params = [p for group in self.optimizer.param_groups for p in group["params"]]
         torch.nn.utils.clip_grad_norm_(params, cfg.max_grad_norm)
         self.optimizer.step()
         self.updates += 1
-        stats = {"loss/all": loss.item(), "loss/policy": policy.item(), "loss/value": value.item(),
-                 "ppo/entropy": entropy.mean().item()}
+        ratio, logp = torch.empty(n, device=self.device), torch.empty(n, device=self.device)
+        for first, (positions, *_) in parts.items():
+            mine = torch.from_numpy(positions).to(self.device)
+            ratio[mine], logp[mine] = terms[first]["ratio"], terms[first]["logp"]
+        stats = {"loss/all": total["loss"], "loss/policy": total["policy"], "loss/value": total["value"],
+                 "ppo/entropy": total["entropy"]}
         if not bool(cloned.all()):
             played = ~cloned
             stats["ppo/clip_fraction"] = ((ratio[played] - 1).abs() > cfg.ppo_clip).float().mean().item()
-            stats["ppo/approx_kl"] = (fixed["old"][at][played] - logp[played]).mean().item()
+            stats["ppo/approx_kl"] = (old[played] - logp[played]).mean().item()
         if bool(cloned.any()):
             stats["ppo/cloned_share"] = cloned.float().mean().item()
         return stats
+
+    def _forward_parts(self, batch: Samples, obs, hidden, network, rows: np.ndarray) -> dict[int, tuple]:
+        """:meth:`forward` of the samples ``rows``: ``{first position: (positions in rows, log-prob,
+        entropy, value)}``, one part per network on :attr:`pool`'s threads, or one of all the rows."""
+        if self.pool is None:
+            return {0: (np.arange(len(rows)), *self.forward(batch, obs, hidden, network, rows))}
+        parts = self.map_networks(
+            lambda positions: (positions, *self.forward(batch, obs, hidden, network, rows[positions])),
+            network[rows])
+        return {int(part[0][0]): part for part in parts}
+
+    def _targets(self, batch: Samples, rows: np.ndarray, parts: dict[int, tuple],
+                 fixed: dict) -> tuple[torch.Tensor, torch.Tensor]:
+        """The advantages and returns of the samples ``rows``: the batch's (``advantages: batch``),
+        or from this step's values of them (whole trajectories: no pass over the batch before it)."""
+        if "adv" in fixed:
+            at = torch.from_numpy(rows).to(self.device)
+            return fixed["adv"][at], fixed["ret"][at]
+        values = np.empty(len(rows), np.float32)
+        for positions, _, _, value in parts.values():
+            values[positions] = value.detach().cpu().numpy()
+        advantages, returns = self.advantages(values, batch, rows)
+        return torch.from_numpy(advantages).to(self.device), torch.from_numpy(returns).to(self.device)
+
+    def _terms(self, logp: torch.Tensor, entropy: torch.Tensor, value: torch.Tensor, adv: torch.Tensor,
+               ret: torch.Tensor, old: torch.Tensor, cloned: torch.Tensor, n: int) -> dict[str, torch.Tensor]:
+        """The loss and its terms over some of a minibatch's ``n`` rows (the arguments at those rows),
+        each a sum over the rows divided by ``n``; the rows' probability ratios and log-probabilities,
+        detached, for the statistics."""
+        cfg = self.cfg
+        ratio = (logp - old).exp()
+        clipped = -torch.min(ratio * adv, ratio.clamp(1 - cfg.ppo_clip, 1 + cfg.ppo_clip) * adv)
+        policy = torch.where(cloned, -logp, clipped).sum() / n  # the warm-start agent's move: cross-entropy
+        value = ((value - ret) ** 2).sum() / n
+        entropy = entropy.sum() / n
+        loss = policy + cfg.value_coef * value - cfg.entropy_coef * entropy
+        return {"loss": loss, "policy": policy, "value": value, "entropy": entropy,
+                "ratio": ratio.detach(), "logp": logp.detach()}
