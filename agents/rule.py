@@ -42,7 +42,7 @@ run ever met and cached; a hand's cost is the min-plus sum of its runs'
 frontiers, in numpy over every hand. Hands are packed into one int64 each
 (base-5 digits over the 15 ranks, :func:`hand_codes`; the code of a hand after a
 play is the hand's code minus the play's). Bids and doubles take
-:func:`hand_strength` per unique hand, cached by code in a :class:`CodeCache`
+:func:`batch_hand_strengths` over the unique hands, cached by code in a :class:`CodeCache`
 (:func:`hand_strengths`). These caches are shared by every thread, bounded, and
 safe to share (one lock each, held only to add entries; look-ups read a snapshot),
 so one agent may serve many threads at once. :func:`hand_cost` (one hand, the same computation) and
@@ -295,6 +295,17 @@ def hand_strength(c) -> float:
     return points - 0.6 * (plays - size / 3.4)
 
 
+def batch_hand_strengths(hands: np.ndarray) -> np.ndarray:
+    """:func:`hand_strength` of every hand of ``hands`` ``(H, 15)``, with numpy (the same float
+    operations in the same order, so the same values), the plays from :func:`batch_hand_costs`."""
+    c = np.asarray(hands, np.int64).reshape(-1, NUM_RANKS)
+    points = 4.0 * c[:, BIG_JOKER] + 3.0 * c[:, SMALL_JOKER] + 2.0 * c[:, TWO] + 0.5 * c[:, ACE]
+    points += np.where((c[:, SMALL_JOKER] > 0) & (c[:, BIG_JOKER] > 0), 2.0, 0.0)
+    points += 4.0 * (c[:, :TWO] == 4).sum(axis=1)
+    plays = batch_hand_costs(c)
+    return points - 0.6 * (plays - c.sum(axis=1) / 3.4)
+
+
 #: Strength thresholds of bids 1, 2 and 3.
 _BID_THRESHOLDS = (4.5, 6.0, 8.0)
 
@@ -423,7 +434,7 @@ class CodeCache:
 
 #: The module-level caches of :func:`hand_costs` and :func:`hand_strengths`.
 _COSTS = CodeCache(batch_hand_costs, np.int64, batch=True)
-_STRENGTHS = CodeCache(hand_strength, np.float64)
+_STRENGTHS = CodeCache(batch_hand_strengths, np.float64, batch=True)
 
 
 def clear_caches() -> None:

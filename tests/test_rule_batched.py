@@ -20,6 +20,7 @@ from agents.rule import (
     CodeCache,
     RuleAgent,
     batch_hand_costs,
+    batch_hand_strengths,
     clear_caches,
     hand_codes,
     hand_cost,
@@ -27,9 +28,9 @@ from agents.rule import (
     hand_strength,
     hand_strengths,
 )
-from doudizhu_env import action_table, engine
+from doudizhu_env import action_table, engine, parse_hand
 from doudizhu_env.actions import BID0, DOUBLE, NUM_SPECIAL, PASS, CombType
-from doudizhu_env.cards import DECK_COUNTS, NUM_RANKS
+from doudizhu_env.cards import BIG_JOKER, DECK_COUNTS, NUM_RANKS, SMALL_JOKER
 from doudizhu_env.observation import cards_left, seat_view
 
 RULES = {"standard": STANDARD, "douzero": DOUZERO}
@@ -229,6 +230,18 @@ def test_module_lookups_match_the_functions():
     tuples = [tuple(int(x) for x in h) for h in hands]
     np.testing.assert_array_equal(hand_costs(codes), [hand_cost(t) for t in tuples])
     np.testing.assert_array_equal(hand_strengths(codes), [hand_strength(t) for t in tuples])
+
+
+def test_batch_hand_strengths_are_the_one_hand_strengths_bit_for_bit():
+    """Bids and doubles read the batched strengths; they are :func:`hand_strength`'s floats exactly,
+    on hands with rockets, bombs, 2s and long chains among them."""
+    rng = np.random.default_rng(5)
+    hands = np.concatenate([_random_hands(rng, 300, size) for size in (17, 20, 1)]
+                           + [np.array(_chainy_hands(rng, 200))])
+    hands = np.concatenate([hands, [parse_hand("XD22223333AAKK")], [parse_hand("D2AKQJT98765")]])
+    assert (hands[:, SMALL_JOKER] & hands[:, BIG_JOKER]).any() and (hands == 4).any()
+    want = [hand_strength(tuple(int(x) for x in h)) for h in hands]
+    np.testing.assert_array_equal(batch_hand_strengths(hands), want)
 
 
 def _chainy_hands(rng, num: int) -> list[tuple]:
