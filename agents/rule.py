@@ -151,7 +151,7 @@ def _run_frontier(run: tuple) -> tuple:
     """Fewest plays of the chainable ranks ``run`` for each surplus change (slot d + 12), as a tuple.
 
     Memoised for the recursion over a run's sub-runs; the frontiers kept between batches are
-    :data:`_FRONTIERS`' arrays (200 bytes a run, against some 400 in this cache)."""
+    :data:`_FRONTIERS`' (200 bytes a run in its arrays, against some 400 in this cache)."""
     out = [_INF] * _WIDTH
     if not run:
         out[_SPAN] = 0
@@ -165,75 +165,18 @@ def _run_frontier(run: tuple) -> tuple:
     return tuple(out)
 
 
+def _run_frontiers(runs: np.ndarray) -> np.ndarray:
+    """``(K, _WIDTH)``: :func:`_run_frontier` of each run of ``runs`` (``(K, 15)`` rank counts, the
+    run in the chainable ranks), what :data:`_FRONTIERS` computes for the runs it has not met."""
+    frontiers = [_run_frontier(tuple(run[:_SPAN])) for run in runs.tolist()]
+    return np.array(frontiers, np.int64).reshape(-1, _WIDTH)
+
+
 def _relax(out: list, frontier: tuple, shift: int, plays: int) -> None:
     """``out[d + shift] = min(out[d + shift], frontier[d] + plays)`` for every slot."""
     for d, p in enumerate(frontier):
         if p < _INF and 0 <= d + shift < _WIDTH and p + plays < out[d + shift]:
             out[d + shift] = p + plays
-
-
-class _RunFrontiers:
-    """Frontiers of runs by their base-5 codes, cached in two sorted arrays (one look-up a batch).
-
-    Safe to share between threads: a look-up reads one ``(codes, rows)`` snapshot, replaced whole
-    (never changed in place) under a lock when new runs are added; past ``limit`` runs the old
-    ones are dropped.
-    """
-
-    def __init__(self, limit: int = 200_000):
-        self.limit = limit
-        self._lock = threading.Lock()
-        self.clear()
-
-    def clear(self) -> None:
-        with self._lock:
-            self._known = (np.empty(0, np.int64), np.empty((0, _WIDTH), np.int64))
-
-    def __len__(self) -> int:
-        return len(self._known[0])
-
-    def __call__(self, codes: np.ndarray) -> np.ndarray:
-        """``(len(codes), _WIDTH)`` frontiers; the runs never seen are computed (:func:`_run_frontier`)."""
-        known_codes, known_rows = self._known  # one snapshot, never changed in place
-        unique = np.unique(codes)
-        is_new = ~_found(known_codes, unique)
-        out = np.empty((len(unique), _WIDTH), np.int64)
-        out[~is_new] = known_rows[np.searchsorted(known_codes, unique[~is_new])]
-        if np.any(is_new):
-            out[is_new] = [_run_frontier(_decode(int(c))[:_SPAN]) for c in unique[is_new]]
-            self._add(unique[is_new], out[is_new])
-        return out[np.searchsorted(unique, codes)]
-
-    def _add(self, new: np.ndarray, rows: np.ndarray) -> None:
-        """Add the runs ``new`` (sorted, with their frontier ``rows``) to the cache."""
-        with self._lock:
-            self._known = _merged(self._known, new, rows, self.limit)
-
-
-def _merged(known: tuple[np.ndarray, np.ndarray], new_codes: np.ndarray, new_values: np.ndarray,
-            limit: int) -> tuple[np.ndarray, np.ndarray]:
-    """New sorted ``(codes, values)`` arrays: ``known`` and the new entries (a code in both kept
-    once, the new value), all the known ones dropped first when the total would pass ``limit``.
-    The arrays of ``known`` are not changed: a reader holding them goes on reading them."""
-    codes, values = known
-    keep = ~_found(np.sort(new_codes), codes)
-    codes, values = codes[keep], values[keep]
-    if len(codes) + len(new_codes) > limit:
-        codes, values = codes[:0], values[:0]
-    codes = np.concatenate([codes, new_codes])
-    order = np.argsort(codes)
-    return codes[order], np.concatenate([values, new_values])[order]
-
-
-def _found(sorted_codes: np.ndarray, codes: np.ndarray) -> np.ndarray:
-    """Which of ``codes`` are in the sorted array ``sorted_codes``."""
-    if not len(sorted_codes):
-        return np.zeros(len(codes), bool)
-    pos = np.minimum(np.searchsorted(sorted_codes, codes), len(sorted_codes) - 1)
-    return sorted_codes[pos] == codes
-
-
-_FRONTIERS = _RunFrontiers()
 
 
 def batch_hand_costs(counts: np.ndarray, slots: int = 0) -> np.ndarray:
@@ -363,29 +306,35 @@ class CodeCache:
     Safe to share between threads (the module's caches serve every thread): a look-up reads one
     snapshot of the sorted arrays, which a merge replaces whole under the lock, never in place;
     the dict is read and written under the lock; values are computed outside it.
+
+    A value is a scalar, or with ``width`` a row of that many (the run frontiers of
+    :func:`batch_hand_costs`).
     """
 
-    def __init__(self, compute, dtype, limit: int = 2_000_000, merge_min: int = 4096, batch: bool = False):
+    def __init__(self, compute, dtype, limit: int = 2_000_000, merge_min: int = 4096, batch: bool = False,
+                 width: int = 0):
         self.compute, self.dtype, self.limit, self.merge_min = compute, dtype, limit, merge_min
         self.batch = batch
         """``compute`` takes a ``(K, 15)`` array of hands and returns their K values at once."""
+        self.tail = (width,) if width else ()
+        """The shape of one value: ``()`` or ``(width,)``."""
         self._lock = threading.Lock()
         self.clear()
 
     def clear(self) -> None:
         """Forget every entry."""
         with self._lock:
-            self._sorted = (np.empty(0, dtype=np.int64), np.empty(0, dtype=self.dtype))
+            self._sorted = (np.empty(0, dtype=np.int64), np.empty((0, *self.tail), dtype=self.dtype))
             self.recent: dict[int, object] = {}
 
     def __len__(self) -> int:
         return len(self._sorted[0]) + len(self.recent)
 
     def __call__(self, codes) -> np.ndarray:
-        """The values of ``codes`` (any shape), same shape."""
+        """The values of ``codes`` (any shape): that shape, then a value's."""
         codes = np.asarray(codes, dtype=np.int64)
         flat = codes.ravel()
-        out = np.empty(len(flat), dtype=self.dtype)
+        out = np.empty((len(flat), *self.tail), dtype=self.dtype)
         found = np.zeros(len(flat), dtype=bool)
         sorted_codes, sorted_values = self._sorted  # one snapshot, never changed in place
         if len(sorted_codes):
@@ -396,7 +345,7 @@ class CodeCache:
         if len(rest):
             unique, inverse = np.unique(flat[rest], return_inverse=True)
             out[rest] = self._slow(unique.tolist())[inverse.ravel()]
-        return out.reshape(codes.shape)
+        return out.reshape(codes.shape + self.tail)
 
     def _slow(self, codes: list) -> np.ndarray:
         """Values of codes not in the sorted arrays: from the dict, or computed (outside the lock:
@@ -414,7 +363,7 @@ class CodeCache:
             for k, value in zip(missing, computed, strict=True):
                 values[k] = value
             self._add(dict(zip(new, computed, strict=True)))
-        return np.asarray(values, dtype=self.dtype)
+        return np.asarray(values, dtype=self.dtype).reshape(-1, *self.tail)
 
     def _add(self, entries: dict) -> None:
         """Put ``entries`` in the dict, merging it into the sorted arrays now and then."""
@@ -427,13 +376,38 @@ class CodeCache:
         """Move the dict's entries into new sorted arrays (dropping the old ones past ``limit``);
         called with the lock held."""
         new_codes = np.fromiter(self.recent.keys(), dtype=np.int64, count=len(self.recent))
-        new_values = np.fromiter(self.recent.values(), dtype=self.dtype, count=len(self.recent))
+        new_values = np.array(list(self.recent.values()), dtype=self.dtype).reshape(-1, *self.tail)
         self._sorted = _merged(self._sorted, new_codes, new_values, self.limit)
         self.recent = {}
 
 
-#: The module-level caches of :func:`hand_costs` and :func:`hand_strengths`.
+def _merged(known: tuple[np.ndarray, np.ndarray], new_codes: np.ndarray, new_values: np.ndarray,
+            limit: int) -> tuple[np.ndarray, np.ndarray]:
+    """New sorted ``(codes, values)`` arrays: ``known`` and the new entries (a code in both kept
+    once, the new value), all the known ones dropped first when the total would pass ``limit``.
+    The arrays of ``known`` are not changed: a reader holding them goes on reading them."""
+    codes, values = known
+    keep = ~_found(np.sort(new_codes), codes)
+    codes, values = codes[keep], values[keep]
+    if len(codes) + len(new_codes) > limit:
+        codes, values = codes[:0], values[:0]
+    codes = np.concatenate([codes, new_codes])
+    order = np.argsort(codes)
+    return codes[order], np.concatenate([values, new_values])[order]
+
+
+def _found(sorted_codes: np.ndarray, codes: np.ndarray) -> np.ndarray:
+    """Which of ``codes`` are in the sorted array ``sorted_codes``."""
+    if not len(sorted_codes):
+        return np.zeros(len(codes), bool)
+    pos = np.minimum(np.searchsorted(sorted_codes, codes), len(sorted_codes) - 1)
+    return sorted_codes[pos] == codes
+
+
+#: The module's caches: :func:`hand_costs`, the run frontiers of :func:`batch_hand_costs`, and
+#: :func:`hand_strengths`.
 _COSTS = CodeCache(batch_hand_costs, np.int64, batch=True)
+_FRONTIERS = CodeCache(_run_frontiers, np.int64, limit=200_000, batch=True, width=_WIDTH)
 _STRENGTHS = CodeCache(batch_hand_strengths, np.float64, batch=True)
 
 

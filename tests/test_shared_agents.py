@@ -61,9 +61,10 @@ def small_rule_caches(monkeypatch):
     """RuleAgent's module caches, emptied and made small (frequent merges and drops)."""
     monkeypatch.setattr(rule, "_COSTS", rule.CodeCache(rule.batch_hand_costs, np.int64, limit=3000,
                                                        merge_min=16, batch=True))
-    monkeypatch.setattr(rule, "_STRENGTHS", rule.CodeCache(rule.hand_strength, np.float64, limit=500,
-                                                           merge_min=4))
-    monkeypatch.setattr(rule, "_FRONTIERS", rule._RunFrontiers(limit=300))
+    monkeypatch.setattr(rule, "_STRENGTHS", rule.CodeCache(rule.batch_hand_strengths, np.float64, limit=500,
+                                                           merge_min=4, batch=True))
+    monkeypatch.setattr(rule, "_FRONTIERS", rule.CodeCache(rule._run_frontiers, np.int64, limit=300,
+                                                           merge_min=8, batch=True, width=rule._WIDTH))
     rule._one_hand_cost.cache_clear()
     rule._run_frontier.cache_clear()
     yield
