@@ -293,8 +293,8 @@ class PPOLearner(Learner):
         obs = self.observations(batch)
         network = batch.network.astype(np.int64)
         hidden = hidden_bits(batch.hidden_hands, self.device)
-        fixed = {"old": torch.from_numpy(batch.log_prob).to(self.device),
-                 "warm_start": torch.from_numpy(batch.warm_start).to(self.device)}
+        fixed = {"old": torch.tensor(batch.log_prob, device=self.device),  # copies: a Ray batch is read-only
+                 "warm_start": torch.tensor(batch.warm_start, device=self.device)}
         if cfg.advantages == "batch":  # the critic's values of the whole batch, before its first step
             values = self.values(obs, hidden, network)
             advantages, returns = self.advantages(values, batch, np.arange(n))
