@@ -142,7 +142,8 @@ class Learner(ABC):
 
     def map_networks(self, work: Callable[[np.ndarray], T], network: np.ndarray) -> list[T]:
         """``work(positions)`` for each network's positions in ``network`` (ascending), on
-        :attr:`pool`'s threads (:func:`plan_networks`); the results, in no particular order."""
+        :attr:`pool`'s threads (:func:`plan_networks`); the results thread by thread, in the plan's
+        order (the same for the same ``network``)."""
         assert self.pool is not None, "map_networks without threads"
         done = self.pool.map(lambda parts: [work(positions) for positions in parts],
                              plan_networks(network, self.cfg.threads))
