@@ -162,8 +162,9 @@ def _steady(records: list[tuple[float, int]]) -> float | None:
 # -- rates and the projection ------------------------------------------------------------
 
 
-def actor_rate(seconds: float, config: str = DEFAULT_CONFIG) -> dict:
-    """Frames/s of one :class:`train.actor.Actor` alone in this process (one thread), untrained weights."""
+def actor_rate(seconds: float, config: str = DEFAULT_CONFIG, games_per_actor: int | None = None) -> dict:
+    """Frames/s of one :class:`train.actor.Actor` alone in this process (one thread), untrained weights;
+    ``games_per_actor`` games (default: the config's)."""
     import numpy as np
     import torch
 
@@ -172,7 +173,7 @@ def actor_rate(seconds: float, config: str = DEFAULT_CONFIG) -> dict:
     from train.actor import Actor
     from train.config import load_config
 
-    cfg = load_config(config)
+    cfg = load_config(config, {} if games_per_actor is None else {"games_per_actor": games_per_actor})
     torch.set_num_threads(1)
     model = ScoreModel(Rules.preset(cfg.rules), cfg.model)
     actor = Actor.from_config(model, cfg, np.random.default_rng(0))
@@ -181,7 +182,7 @@ def actor_rate(seconds: float, config: str = DEFAULT_CONFIG) -> dict:
     while time.perf_counter() - start < seconds:
         actor.collect(cfg.chunk_size, cfg.epsilon)
     fps = (actor.frames - frames) / (time.perf_counter() - start)
-    return {"actor_fps": fps, "actor_us_per_frame": 1e6 / fps}
+    return {"actor_fps": fps, "actor_us_per_frame": 1e6 / fps, "games_per_actor": cfg.games_per_actor}
 
 
 def learner_rate(seconds: float, config: str = DEFAULT_CONFIG, device: str = "cpu",
@@ -277,6 +278,14 @@ def projection(actor_fps: float, learner_sps: float, cores: int, machines: list[
                      "frames_per_s": min(capacity, learner_sps),
                      "bound_by": "learner" if capacity > learner_sps else "actors"})
     return rows
+
+
+def print_actor_sizes(rates: dict, sizes: list[int]) -> None:
+    """One actor's frames/s for each of ``sizes`` games per actor (``rates``' ``actor_fps_games_N``)."""
+    print(f"{'games per actor':>15} {'frames/s':>9} {'us per frame':>13}")
+    for games in sizes:
+        fps = rates[f"actor_fps_games_{games}"]
+        print(f"{games:>15,} {fps:>9,.0f} {1e6 / fps:>13.0f}")
 
 
 def print_rates(rates: dict, cores: int, machines: list[int]) -> list[dict]:
@@ -438,6 +447,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--device", default="cpu", help="the learner's device for --rates (cpu, cuda)")
     parser.add_argument("--batch-size", type=int, help="the learner's batch size for --rates (default: "
                         "the config's)")
+    parser.add_argument("--games-per-actor", type=int, nargs="+",
+                        help="the actor's games (games_per_actor) measured by --rates (each an actor rate; "
+                             "the projection uses the first; default: the config's)")
     parser.add_argument("--threads", type=int, nargs="+", default=[1],
                         help="the learner's threads (the config's threads) measured by --rates (each a "
                              "learner rate; the projection picks the best for each machine size)")
@@ -463,6 +475,8 @@ def check_args(args) -> None:
     check_count(args.cores, "--cores")
     for value in args.threads:
         check_count(value, "--threads", 1, 1024)
+    for value in args.games_per_actor or []:
+        check_count(value, "--games-per-actor", 1, 65536)
     for value in args.core_counts:
         check_count(value, "--core-counts", 2, 4096)
     for machines in args.machines:
@@ -488,7 +502,11 @@ def measure_rates(args) -> dict:
     for repeat in range(args.repeats):
         print(f"[{repeat + 1}/{args.repeats}] one actor, then the learner, {args.seconds:.0f} s each ...",
               flush=True)
-        run = actor_rate(args.seconds, args.config)
+        sizes = args.games_per_actor or [None]
+        run = actor_rate(args.seconds, args.config, sizes[0])
+        run[f"actor_fps_games_{run['games_per_actor']}"] = run["actor_fps"]
+        for games in sizes[1:]:
+            run[f"actor_fps_games_{games}"] = actor_rate(args.seconds, args.config, games)["actor_fps"]
         for threads in args.threads:
             learner = learner_rate(args.seconds, args.config, args.device, args.batch_size, threads)
             run.update(learner if threads == args.threads[0] else {})
@@ -500,6 +518,8 @@ def measure_rates(args) -> dict:
              for k in runs[0]}
     print(f"\nrates alone, one thread each (the learner: {args.threads[0]}), median of {args.repeats}; "
           f"load average now {os.getloadavg()[0]:.1f}")
+    if args.games_per_actor and len(args.games_per_actor) > 1:
+        print_actor_sizes(rates, args.games_per_actor)
     rows = print_rates(rates, args.cores, args.machines)
     by_threads = {t: rates[f"learner_sps_threads_{t}"] for t in args.threads}
     sizes = print_machine_sizes(rates["actor_fps"], by_threads, args.core_counts)

@@ -10,7 +10,7 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("yaml")
 
-from helpers import STANDARD, get_dotted, small_model  # noqa: E402
+from helpers import STANDARD, TINY, get_dotted, small_model  # noqa: E402
 
 from agents.checkpoint import save_checkpoint  # noqa: E402
 from agents.dmc import DMCAgent  # noqa: E402
@@ -347,3 +347,34 @@ def test_the_machines_ceiling_for_threads_is_a_ratio_of_real_work():
     finally:
         torch.set_num_threads(before)
     assert 0.5 < ratio < 2.3
+
+
+def test_the_rates_measure_one_actor_at_each_games_per_actor(tmp_path, capsys):
+    """``--rates --games-per-actor 4 8``: one actor's rate at each size, in the table and the JSON; the
+    projection uses the first size's."""
+    torch = pytest.importorskip("torch")
+    from benchmarks.training import actor_rate, main
+
+    assert actor_rate(0.1, TINY, 4)["games_per_actor"] == 4
+    assert actor_rate(0.1, TINY)["games_per_actor"] == 32  # the config's
+    before = torch.get_num_threads()
+    out = tmp_path / "rates.json"
+    try:
+        result = main(["--rates", "--config", TINY, "--seconds", "0.1", "--games-per-actor",
+                       "4", "8", "--machines", "1", "--core-counts", "2", "--json", str(out)])
+    finally:
+        torch.set_num_threads(before)
+    rates = result["rates"]
+    assert rates["games_per_actor"] == 4 and rates["actor_fps"] == rates["actor_fps_games_4"]
+    assert rates["actor_fps_games_8"] > 0
+    table = capsys.readouterr().out
+    assert "games per actor" in table and "\n              4 " in table and "\n              8 " in table
+    assert json.loads(out.read_text())["rates"]["games_per_actor"] == 4
+
+
+def test_the_rates_refuse_a_games_per_actor_below_one(capsys):
+    from benchmarks.training import main
+
+    with pytest.raises(SystemExit) as err:
+        main(["--rates", "--games-per-actor", "0"])
+    assert err.value.code == 2 and "--games-per-actor" in capsys.readouterr().err
