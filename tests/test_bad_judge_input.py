@@ -233,6 +233,24 @@ def test_a_closed_stdout_loses_no_json(tmp_path, monkeypatch, which):
     assert json.loads(out.read_text())
 
 
+def _wait_for_workers(pid: int, seconds: float = 90.0) -> None:
+    """Until process ``pid`` has a child (its pool of game workers) or ``seconds`` pass: a loaded
+    machine can take longer than any fixed sleep to import and load the agents."""
+    children = f"/proc/{pid}/task/{pid}/children"
+    if not os.path.exists(children):  # no /proc: a fixed wait
+        time.sleep(8)
+        return
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            with open(children) as f:
+                if f.read().strip():
+                    return
+        except OSError:  # the process has ended: the assertions that follow say how
+            return
+        time.sleep(0.2)
+
+
 @pytest.mark.integration  # real processes and a real signal: make test-slow
 def test_sigint_and_head_on_the_command_line(tmp_path):
     env = {**os.environ, "PYTHONWARNINGS": "ignore"}
@@ -241,7 +259,8 @@ def test_sigint_and_head_on_the_command_line(tmp_path):
             "--no-progress", "--workers", "2"]
     proc = subprocess.Popen([sys.executable, "-m", "doudizhu_arena.tournament", *argv], cwd=ROOT, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(8)
+    _wait_for_workers(proc.pid)  # the games have started: a Ctrl-C before them says "nothing played"
+    time.sleep(2)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130 and "Traceback" not in err, err
