@@ -502,11 +502,8 @@ def measure_rates(args) -> dict:
     for repeat in range(args.repeats):
         print(f"[{repeat + 1}/{args.repeats}] one actor, then the learner, {args.seconds:.0f} s each ...",
               flush=True)
-        sizes = args.games_per_actor or [None]
-        run = actor_rate(args.seconds, args.config, sizes[0])
-        run[f"actor_fps_games_{run['games_per_actor']}"] = run["actor_fps"]
-        for games in sizes[1:]:
-            run[f"actor_fps_games_{games}"] = actor_rate(args.seconds, args.config, games)["actor_fps"]
+        actors = [actor_rate(args.seconds, args.config, games) for games in args.games_per_actor or [None]]
+        run = {**actors[0], **{f"actor_fps_games_{a['games_per_actor']}": a["actor_fps"] for a in actors}}
         for threads in args.threads:
             learner = learner_rate(args.seconds, args.config, args.device, args.batch_size, threads)
             run.update(learner if threads == args.threads[0] else {})

@@ -222,8 +222,6 @@ def test_parity_is_where_adp_first_reaches_zero(adps, expected):
 
 @pytest.mark.integration  # trains, keeps checkpoints and evaluates them: make test-slow
 def test_learning_curve_over_kept_checkpoints(tmp_path, capsys):
-    from helpers import TINY
-
     from benchmarks.learning import evaluate_checkpoint, main
     from train.config import load_config
     from train.run import train
@@ -352,7 +350,6 @@ def test_the_machines_ceiling_for_threads_is_a_ratio_of_real_work():
 def test_the_rates_measure_one_actor_at_each_games_per_actor(tmp_path, capsys):
     """``--rates --games-per-actor 4 8``: one actor's rate at each size, in the table and the JSON; the
     projection uses the first size's."""
-    torch = pytest.importorskip("torch")
     from benchmarks.training import actor_rate, main
 
     assert actor_rate(0.1, TINY, 4)["games_per_actor"] == 4
