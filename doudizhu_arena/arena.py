@@ -35,7 +35,9 @@ import multiprocessing as mp
 import os
 import signal
 import sys
-from collections.abc import Callable, Generator, Iterable, Sequence, Sized
+import threading
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence, Sized
+from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -371,10 +373,38 @@ def play_chunks(jobs: Iterable, workers: int = 1,
     size = len(jobs) if isinstance(jobs, Sized) else workers
     if pool is None and workers > 1 and size > 1:
         ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else mp.get_context()
-        with ctx.Pool(min(workers, size), initializer=_worker_start) as procs:  # no idle processes
+        procs = None
+        try:
+            with _ctrl_c_deferred():  # a Ctrl-C while the pool starts comes once it can be stopped
+                procs = ctx.Pool(min(workers, size), initializer=_worker_start)  # no idle processes
             yield from procs.imap(_job, jobs)
+        finally:
+            if procs is not None:
+                procs.terminate()
         return
     yield from (pool or map)(_job, jobs)
+
+
+@contextmanager
+def _ctrl_c_deferred() -> Iterator[None]:
+    """Hold back Ctrl-C (SIGINT) for the block and deliver it as the block ends.
+
+    For starting a ``multiprocessing`` pool: a ``KeyboardInterrupt`` inside ``Pool()`` leaves the
+    pool's thread that replaces dead workers running with nothing to stop it, and at exit it forks
+    workers that outlive the command (holding its output pipes open). Outside the main thread, where
+    no signal handler runs, the block runs as it is.
+    """
+    if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGINT) is None:
+        yield  # None: a handler not set from Python, which could not be put back
+        return
+    caught: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if caught:
+            signal.raise_signal(signal.SIGINT)  # to the handler that was there: Ctrl-C, now
 
 
 def _run_jobs(jobs: list, workers: int, progress: bool, total: int,
@@ -382,9 +412,10 @@ def _run_jobs(jobs: list, workers: int, progress: bool, total: int,
     """Play the chunks in order, with a progress bar over deals if asked."""
     bar = progress_bar(total, progress)
     results = []
-    for res, job in zip(play_chunks(jobs, workers, pool), jobs, strict=True):
-        results.append(res)
-        bar.update(len(job[2]))
+    with closing(play_chunks(jobs, workers, pool)) as played:  # a Ctrl-C here stops the pool now
+        for res, job in zip(played, jobs, strict=True):
+            results.append(res)
+            bar.update(len(job[2]))
     bar.close()
     return results
 

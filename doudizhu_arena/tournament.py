@@ -55,6 +55,7 @@ import os
 import sys
 import time
 from collections.abc import Callable, Sequence
+from contextlib import closing
 from dataclasses import dataclass
 from typing import Any
 
@@ -260,20 +261,21 @@ def play_cells(todo: list[dict], deals: dict, *, workers: int = 1, pool: Callabl
     bar = progress_bar(sum(len(j[2]) for j in jobs), progress, desc=desc)
     pending: dict[int, _Pending] = {}
     cells: list[Cell] = []
-    for result, job, (i, n) in zip(play_chunks(jobs, workers, pool), jobs, owners, strict=True):
-        key = todo[i]
-        part = pending.setdefault(i, _Pending(key, n))
-        score, win = lead_values(result, job[0])
-        part.scores.append(score)
-        part.wins.append(win)
-        bar.update(len(job[2]))
-        if len(part.scores) == n:
-            cell = Cell(key["mode"], key["agent"], key["opponent"], np.concatenate(part.scores),
-                        np.concatenate(part.wins))
-            cells.append(cell)
-            del pending[i]
-            if on_cell is not None:
-                on_cell(key, cell)
+    with closing(play_chunks(jobs, workers, pool)) as played:  # a Ctrl-C here stops the pool now
+        for result, job, (i, n) in zip(played, jobs, owners, strict=True):
+            key = todo[i]
+            part = pending.setdefault(i, _Pending(key, n))
+            score, win = lead_values(result, job[0])
+            part.scores.append(score)
+            part.wins.append(win)
+            bar.update(len(job[2]))
+            if len(part.scores) == n:
+                cell = Cell(key["mode"], key["agent"], key["opponent"], np.concatenate(part.scores),
+                            np.concatenate(part.wins))
+                cells.append(cell)
+                del pending[i]
+                if on_cell is not None:
+                    on_cell(key, cell)
     bar.close()
     return cells
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import signal
 
 import numpy as np
 import pytest
@@ -218,3 +219,52 @@ def test_farmer_team_pairs_two_copies_of_the_agent_against_the_reference_landlor
         alone = run_arena(("rule",) * 3, 30, rules, seed=3, duplicate="none")
         landlord = [r["agents"]["rule"]["landlord"]["adp"]["mean"] for r in (line_up, alone)]
         assert team["mean"] == pytest.approx(-(landlord[0] - landlord[1]) / 2)
+
+
+# -- Ctrl-C while the local pool of game workers starts ------------------------------------------
+
+
+def test_ctrl_c_deferred_delivers_once_the_block_ends():
+    from doudizhu_arena.arena import _ctrl_c_deferred
+
+    steps = []
+    with pytest.raises(KeyboardInterrupt):
+        with _ctrl_c_deferred():
+            signal.raise_signal(signal.SIGINT)
+            steps.append("after the signal")
+    assert steps == ["after the signal"] and signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    seen = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: seen.append(signum))
+    try:
+        with _ctrl_c_deferred():
+            signal.raise_signal(signal.SIGINT)
+            assert seen == []
+        assert seen == [signal.SIGINT]  # the handler that was there gets it, once
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def test_a_ctrl_c_while_the_pool_starts_leaves_no_worker(monkeypatch):
+    """multiprocessing's Pool interrupted after forking its workers, before it can be stopped: the
+    KeyboardInterrupt still comes, and no worker or worker-replacing thread is left running."""
+    import multiprocessing as mp
+    import multiprocessing.pool
+    import threading
+
+    started = multiprocessing.pool.Pool._repopulate_pool
+
+    def interrupted(self):
+        out = started(self)
+        signal.raise_signal(signal.SIGINT)  # the user's Ctrl-C, the workers forked
+        return out
+
+    monkeypatch.setattr(multiprocessing.pool.Pool, "_repopulate_pool", interrupted)
+    rules = Rules.preset("standard", bidding=False)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            run_arena(["random", "random", "random"], 30, rules, seed=5, chunk_size=10, workers=2)
+        assert mp.active_children() == []
+        assert not [t for t in threading.enumerate() if "_handle_workers" in t.name]
+    finally:
+        for child in mp.active_children():  # what a failure left, not the next test's
+            child.terminate()

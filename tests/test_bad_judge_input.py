@@ -233,9 +233,10 @@ def test_a_closed_stdout_loses_no_json(tmp_path, monkeypatch, which):
     assert json.loads(out.read_text())
 
 
-def _wait_for_workers(pid: int, seconds: float = 90.0) -> None:
-    """Until process ``pid`` has a child (its pool of game workers) or ``seconds`` pass: a loaded
-    machine can take longer than any fixed sleep to import and load the agents."""
+def _wait_for_workers(pid: int, seconds: float = 90.0, poll: float = 0.2) -> None:
+    """Until process ``pid`` has a child (its pool of game workers) or ``seconds`` pass, looking every
+    ``poll`` seconds: a loaded machine can take longer than any fixed sleep to import and load the
+    agents."""
     children = f"/proc/{pid}/task/{pid}/children"
     if not os.path.exists(children):  # no /proc: a fixed wait
         time.sleep(8)
@@ -248,7 +249,7 @@ def _wait_for_workers(pid: int, seconds: float = 90.0) -> None:
                     return
         except OSError:  # the process has ended: the assertions that follow say how
             return
-        time.sleep(0.2)
+        time.sleep(poll)
 
 
 @pytest.mark.integration  # real processes and a real signal: make test-slow
@@ -271,6 +272,28 @@ def test_sigint_and_head_on_the_command_line(tmp_path):
     piped = subprocess.run(command, shell=True, cwd=ROOT, env=env, capture_output=True, text=True,
                            timeout=120)
     assert "Traceback" not in piped.stderr and json.loads(out.read_text())["decision"] == "H1"
+
+
+@pytest.mark.integration  # real processes and a real signal: make test-slow
+@pytest.mark.parametrize("delay", [0.0, 0.02, 0.2])
+def test_sigint_as_the_game_workers_start(tmp_path, delay):
+    """Ctrl-C while the local pool is still starting: exit 130 with its one line, and no worker left
+    behind. (Python's Pool interrupted in its constructor went on forking workers as the command
+    exited; they held its output open, so the communicate() below timed out.)"""
+    argv = ["--agents", "random", "rule", "--deals", "20000", "--chunk-size", "100", "--cache",
+            str(tmp_path / "c"), "--no-progress", "--workers", "2"]
+    proc = subprocess.Popen([sys.executable, "-m", "doudizhu_arena.tournament", *argv], cwd=ROOT,
+                            env={**os.environ, "PYTHONWARNINGS": "ignore"}, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    _wait_for_workers(proc.pid, poll=0.002)
+    time.sleep(delay)
+    proc.send_signal(signal.SIGINT)
+    try:
+        _, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130 and "Traceback" not in err, err
+    assert err.strip().splitlines()[-1].endswith("run the same command again to continue from them")
 
 
 # -- 5. cache cells are checked as they are read ------------------------------------------------
