@@ -252,14 +252,19 @@ def _wait_for_workers(pid: int, seconds: float = 90.0, poll: float = 0.2) -> Non
         time.sleep(poll)
 
 
+def _long_tournament(tmp_path) -> subprocess.Popen:
+    """The tournament command on two local game workers, long enough to be interrupted."""
+    argv = ["--agents", "random", "rule", "--deals", "20000", "--chunk-size", "100", "--cache",
+            str(tmp_path / "c"), "--no-progress", "--workers", "2"]
+    return subprocess.Popen([sys.executable, "-m", "doudizhu_arena.tournament", *argv], cwd=ROOT,
+                            env={**os.environ, "PYTHONWARNINGS": "ignore"}, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
 @pytest.mark.integration  # real processes and a real signal: make test-slow
 def test_sigint_and_head_on_the_command_line(tmp_path):
     env = {**os.environ, "PYTHONWARNINGS": "ignore"}
-    cache = tmp_path / "c"
-    argv = ["--agents", "random", "rule", "--deals", "20000", "--chunk-size", "100", "--cache", str(cache),
-            "--no-progress", "--workers", "2"]
-    proc = subprocess.Popen([sys.executable, "-m", "doudizhu_arena.tournament", *argv], cwd=ROOT, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = _long_tournament(tmp_path)
     _wait_for_workers(proc.pid)  # the games have started: a Ctrl-C before them says "nothing played"
     time.sleep(2)
     proc.send_signal(signal.SIGINT)
@@ -280,11 +285,7 @@ def test_sigint_as_the_game_workers_start(tmp_path, delay):
     """Ctrl-C while the local pool is still starting: exit 130 with its one line, and no worker left
     behind. (Python's Pool interrupted in its constructor went on forking workers as the command
     exited; they held its output open, so the communicate() below timed out.)"""
-    argv = ["--agents", "random", "rule", "--deals", "20000", "--chunk-size", "100", "--cache",
-            str(tmp_path / "c"), "--no-progress", "--workers", "2"]
-    proc = subprocess.Popen([sys.executable, "-m", "doudizhu_arena.tournament", *argv], cwd=ROOT,
-                            env={**os.environ, "PYTHONWARNINGS": "ignore"}, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    proc = _long_tournament(tmp_path)
     _wait_for_workers(proc.pid, poll=0.002)
     time.sleep(delay)
     proc.send_signal(signal.SIGINT)
