@@ -406,17 +406,19 @@ class DMCAgent(Agent):
         best = ids[segment_argmax(self.last_scores, offsets[np.r_[live, True]])]
         return np.where(actions[live] == best, 0.0, -np.inf)
 
-    def behaviour_log_probs(self, actions: np.ndarray, network: np.ndarray) -> np.ndarray:
-        """log b(a | s) of the last :meth:`decide`'s ``actions``, where b is what drew them: the
-        choice (:meth:`chosen_log_pi`) mixed with a uniformly random legal action at the seat's
-        epsilon, b(a) = (1 - eps) pi(a) + eps / n. NaN for the games that had no decision. These are
-        the ratio's denominator in the PPO learner."""
+    def decision_log_probs(self, actions: np.ndarray, network: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(log pi, log b)`` of the last :meth:`decide`'s ``actions``: pi is the choice before
+        exploration (:meth:`chosen_log_pi`), b what drew them, the choice mixed with a uniformly
+        random legal action at the seat's epsilon, b(a) = (1 - eps) pi(a) + eps / n. NaN for the
+        games that had no decision. The PPO learner clips its ratio around pi and weighs each
+        sample by pi / b (the exploration's importance weight)."""
         ids, offsets = self.last_legal
         counts = np.diff(offsets)
         live = counts > 0
         log_pi = self.chosen_log_pi(actions, ids, offsets)
         eps = self.epsilons(network)[live]
-        out = np.full(len(counts), np.nan)
+        pi, b = np.full(len(counts), np.nan), np.full(len(counts), np.nan)
+        pi[live] = log_pi
         with np.errstate(divide="ignore"):  # log 0 where eps is 0 or 1: logaddexp takes -inf
-            out[live] = np.logaddexp(np.log1p(-eps) + log_pi, np.log(eps / counts[live]))
-        return out.astype(np.float32)
+            b[live] = np.logaddexp(np.log1p(-eps) + log_pi, np.log(eps / counts[live]))
+        return pi.astype(np.float32), b.astype(np.float32)

@@ -101,7 +101,7 @@ def test_recorder_gives_whole_trajectories_in_order():
         ids = np.array(legal)
         rec.record(np.array([g]), np.array([seat]), np.array([2]), np.array([action]), obs[:1], hidden[:1],
                    (ids, np.array([0, len(ids)])), warm_start=k == 1,
-                   log_prob=np.array([-0.1 * k], np.float32))
+                   log_prob=np.array([-0.1 * k], np.float32), log_pi=np.array([-0.05 * k], np.float32))
     out = rec.finish(np.array([0, 1]), np.array([[2.0, -1.0, -1.0], [4.0, -2.0, -2.0]], np.float32))
     # game 0 seat 0 (two decisions), game 0 seat 1, game 1 seat 2 (two decisions)
     np.testing.assert_array_equal(out.action, [1, 7, 2, 5, 9])
@@ -111,6 +111,7 @@ def test_recorder_gives_whole_trajectories_in_order():
     np.testing.assert_array_equal(out.legal, [0, 1, 6, 7, 2, 3, 4, 5, 8, 9])
     np.testing.assert_array_equal(out.warm_start, [False, False, False, True, False])
     np.testing.assert_allclose(out.log_prob, [0.0, -0.3, -0.2, 0.0, -0.4], atol=1e-7)  # taught: 0
+    np.testing.assert_allclose(out.log_pi, [0.0, -0.15, -0.1, 0.0, -0.2], atol=1e-7)
     assert (rec.game == -1).all() and all(x is None for x in rec.legal)
 
 
@@ -126,14 +127,18 @@ def test_recorder_with_trajectories_needs_the_policys_log_probs():
     with pytest.raises(ValueError, match="log_prob"):
         rec.record(np.array([0]), np.array([0]), np.array([2]), np.array([1]), np.zeros((1, OBS_SIZE)),
                    legal=legal)
+    with pytest.raises(ValueError, match="log_pi"):  # the behaviour's without the policy's
+        rec.record(np.array([0]), np.array([0]), np.array([2]), np.array([1]), np.zeros((1, OBS_SIZE)),
+                   legal=legal, log_prob=np.zeros(1, np.float32))
     rec.record(np.array([0]), np.array([0]), np.array([2]), np.array([1]), np.zeros((1, OBS_SIZE)),
                legal=legal, warm_start=True)  # a warm-start agent's decision has none
 
 
 @pytest.mark.parametrize("epsilon", [0.0, 0.3])
 def test_the_actors_log_probs_are_the_behaviour_policys(epsilon):
-    """What the actor records as the ratio's denominator is log b(a|s) of the policy that drew the
-    action: the learner's log-softmax of the same weights, mixed with the uniform exploration."""
+    """What the actor records: log pi(a|s), the learner's log-softmax of the same weights (the
+    ratio's denominator), and log b(a|s) of what drew the action, pi mixed with the uniform
+    exploration."""
     cfg = tiny_ppo("unused")
     model = small_model(cfg=MLP, seed=3)
     actor = Actor.from_config(model, cfg, np.random.default_rng(5))
@@ -148,8 +153,9 @@ def test_the_actors_log_probs_are_the_behaviour_policys(epsilon):
     eps = actor.agent.epsilons(chunk.network[rows])  # the play's epsilon, the bids' and doublings'
     assert (eps == epsilon).any() and (eps > 0).any()  # the tiny config's bids explore: a mixture either way
     expected = np.log((1 - eps) * np.exp(logp) + eps / n)
-    assert len(rows) >= 300 and np.isfinite(chunk.log_prob).all()
+    assert len(rows) >= 300 and np.isfinite(chunk.log_prob).all() and np.isfinite(chunk.log_pi).all()
     np.testing.assert_allclose(chunk.log_prob[rows], expected, atol=2e-5)
+    np.testing.assert_allclose(chunk.log_pi[rows], logp, atol=2e-5)
 
 
 def test_take_whole_never_cuts_a_chunk():
@@ -158,7 +164,8 @@ def test_take_whole_never_cuts_a_chunk():
                        network=np.zeros(n, np.int8),
                        target=np.arange(n, dtype=np.float32), legal=np.arange(2 * n),
                        legal_count=np.full(n, 2, np.int32), steps_left=np.zeros(n, np.int16),
-                       warm_start=np.zeros(n, bool), log_prob=np.zeros(n, np.float32))
+                       warm_start=np.zeros(n, bool), log_prob=np.zeros(n, np.float32),
+                       log_pi=np.zeros(n, np.float32))
 
     buf = SampleBuffer(100)
     for n in (3, 4, 5):
@@ -351,6 +358,39 @@ def test_cloning_a_fixed_batch_lowers_its_cross_entropy():
     for _ in range(4):
         last = learner.update(batch)["loss/policy"]
     assert last < 0.8 * first
+
+
+# -- exploration and the clipped ratio (module docstring of train.ppo) ----------------------
+
+
+def _policy_gradient(pi_old: float, b: float, adv: float, pi: float | None = None) -> float:
+    """d(loss)/d(log pi(a)) of one sample whose move the policy gave ``pi_old`` and the actor drew
+    with probability ``b``, at the learner's ``pi`` (default: ``pi_old``, the first step)."""
+    learner = PPOLearner(small_model(cfg=MLP, seed=0), tiny_ppo("unused"))
+    logp = torch.tensor([np.log(pi if pi is not None else pi_old)], requires_grad=True)
+    zero = torch.zeros(1)
+    terms = learner._terms(logp, zero, zero, torch.tensor([adv]), zero, torch.tensor([np.log(pi_old)]),
+                           torch.tensor([pi_old / b]), torch.tensor([False]), 1)
+    terms["policy"].backward()
+    return float(logp.grad[0])
+
+
+@pytest.mark.parametrize("adv", [1.0, -1.0])
+def test_an_explored_move_moves_the_policy_whichever_the_sign_of_its_advantage(adv):
+    """A doubling explored at eps 0.2 (two actions) where the policy gave it 0.03: b = 0.8 * 0.03 +
+    0.1. Its step follows the advantage's sign with the weight pi_old / b, both ways alike; with the
+    ratio pi / b (0.24, below the clipping range) a bad outcome gave no gradient at all."""
+    pi_old, b = 0.03, 0.8 * 0.03 + 0.2 / 2
+    grad = _policy_gradient(pi_old, b, adv)
+    assert grad == pytest.approx(-adv * pi_old / b, rel=1e-5)  # descent raises log pi where adv > 0
+
+
+def test_without_exploration_the_objective_is_ppos_clipped_ratio():
+    """Where eps is 0 (b = pi_old, weight 1): the gradient of PPO's clipped objective, -adv * ratio
+    inside the range, 0 outside it on the side the advantage pushes towards."""
+    assert _policy_gradient(0.5, 0.5, 2.0, pi=0.55) == pytest.approx(-2.0 * 1.1, rel=1e-5)
+    assert _policy_gradient(0.5, 0.5, 2.0, pi=0.65) == 0.0  # ratio 1.3 > 1.2: clipped
+    assert _policy_gradient(0.5, 0.5, -2.0, pi=0.65) == pytest.approx(2.0 * 1.3, rel=1e-5)
 
 
 # -- the learner's speed levers (critic: shared, critic_hidden, advantages: minibatch) ---------

@@ -203,7 +203,8 @@ class _GameGroup:
             hidden = hidden_hands(s, mine) if self.recorder.hidden_hands is not None else None
             actions = turn.actions[mine] if model.labels is None else model.labels
             self.recorder.record(mine, s.to_act[mine], model.network, actions, model.obs, hidden, model.legal,
-                                 warm_start=warm_start_agent is not None, log_prob=model.log_prob)
+                                 warm_start=warm_start_agent is not None, log_prob=model.log_prob,
+                                 log_pi=model.log_pi)
         self.state = turn.after
         return self._finished(s.redeals), len(mine)
 
@@ -249,13 +250,14 @@ class _ModelPlayer:
         self.obs = self.network = np.zeros(0)
         self.legal: tuple[np.ndarray, np.ndarray] | None = None
         self.log_prob: np.ndarray | None = None
+        self.log_pi: np.ndarray | None = None
 
     def act(self, state: engine.State) -> np.ndarray:
         if self.warm_start_agent is None or self.dagger:
             actions, self.obs, self.network = self.agent.decide(state)
             if self.keep_legal:
                 self.legal = self.agent.last_legal
-                self.log_prob = self.agent.behaviour_log_probs(actions, self.network)
+                self.log_pi, self.log_prob = self.agent.decision_log_probs(actions, self.network)
             if self.warm_start_agent is not None:  # DAgger: the model's move is played, the label is learnt
                 self.labels = np.asarray(self.warm_start_agent.act(seat_view(state)), np.int64)
             return actions

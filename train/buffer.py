@@ -61,19 +61,22 @@ class EpisodeRecorder:
         self.legal = np.empty(self.capacity, dtype=object) if trajectories else None
         self.warm_start = np.zeros(self.capacity, dtype=bool)
         self.log_prob = np.zeros(self.capacity, dtype=np.float32)
+        self.log_pi = np.zeros(self.capacity, dtype=np.float32)
         self.time = np.zeros(self.capacity, dtype=np.int64)  # decisions recorded before this one
         self.recorded = 0
         self.head = 0
 
     def record(self, games: np.ndarray, seats, networks, actions, obs: np.ndarray,
                hidden: np.ndarray | None = None, legal: tuple[np.ndarray, np.ndarray] | None = None,
-               warm_start: bool = False, log_prob: np.ndarray | None = None) -> None:
+               warm_start: bool = False, log_prob: np.ndarray | None = None,
+               log_pi: np.ndarray | None = None) -> None:
         """Append one decision for each of ``games``; ``hidden`` (``(n, 2, NUM_RANKS)``: the next
         seat's hand and the one after it) is required by a recorder with ``hidden_hands``, ``legal``
         (``(ids, offsets)`` of the legal actions of each decision) by one with ``trajectories``;
-        ``warm_start``: the actions are the warm-start agent's; ``log_prob``: of each action under
-        the policy that drew it (a recorder with ``trajectories`` needs it unless ``warm_start``)."""
-        self._check_record(hidden, legal, warm_start, log_prob)  # before anything is written
+        ``warm_start``: the actions are the warm-start agent's; ``log_prob`` and ``log_pi``: of each
+        action under what drew it (exploration included) and under the policy alone (a recorder with
+        ``trajectories`` needs both unless ``warm_start``)."""
+        self._check_record(hidden, legal, warm_start, log_prob, log_pi)  # before anything is written
         n = len(games)
         rows = (self.head + np.arange(n)) % self.capacity
         if np.any(self.game[rows] >= 0):
@@ -90,20 +93,21 @@ class EpisodeRecorder:
             for row, start, stop in zip(rows, offsets[:-1], offsets[1:], strict=True):
                 self.legal[row] = ids[start:stop].astype(np.int32)
             self.log_prob[rows] = 0.0 if warm_start or log_prob is None else log_prob
+            self.log_pi[rows] = 0.0 if warm_start or log_pi is None else log_pi
         self.warm_start[rows] = warm_start
         self.time[rows] = self.recorded + np.arange(n)
         self.recorded += n
         self.head = int((self.head + n) % self.capacity)
 
-    def _check_record(self, hidden, legal, warm_start: bool, log_prob) -> None:
+    def _check_record(self, hidden, legal, warm_start: bool, log_prob, log_pi) -> None:
         """ValueError naming what :meth:`record` lacks for this recorder's fields."""
         if self.hidden_hands is not None and hidden is None:
             raise ValueError("this recorder keeps the hidden hands (hidden_hands=True): pass `hidden`")
         if self.legal is not None and legal is None:
             raise ValueError("this recorder keeps the legal actions (trajectories=True): pass `legal`")
-        if self.legal is not None and not warm_start and log_prob is None:
+        if self.legal is not None and not warm_start and (log_prob is None or log_pi is None):
             raise ValueError("this recorder keeps the policy's log-probabilities (trajectories=True): "
-                             "pass `log_prob`")
+                             "pass `log_prob` and `log_pi`")
 
     def finish(self, games: np.ndarray, points: np.ndarray) -> Samples:
         """Samples of every recorded decision of the ended ``games`` (``points``: ``(len(games), 3)``)."""
@@ -134,7 +138,8 @@ class EpisodeRecorder:
         return {"legal": np.concatenate(legal) if legal else np.zeros(0, np.int32),
                 "legal_count": np.array([len(a) for a in legal], np.int32),
                 "steps_left": (end_of_row - np.arange(len(rows))).astype(np.int16),
-                "warm_start": self.warm_start[rows], "log_prob": self.log_prob[rows]}
+                "warm_start": self.warm_start[rows], "log_prob": self.log_prob[rows],
+                "log_pi": self.log_pi[rows]}
 
 
 class SampleBuffer:

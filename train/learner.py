@@ -75,7 +75,8 @@ class Recording:
     them whatever the learner)."""
     trajectories: bool = False
     """Whole hands with each decision's legal actions, ``steps_left``, ``warm_start`` and the
-    behaviour policy's ``log_prob``, cut only between hands."""
+    log-probabilities of each action (``log_prob`` under what drew it, ``log_pi`` under the policy
+    alone), cut only between hands."""
 
 
 #: The recording of a learner that needs only the four fields every sample has.

@@ -14,15 +14,31 @@ One update (:meth:`PPOLearner.update`) takes a batch of whole hands from the
 actors (:class:`train.buffer.EpisodeRecorder` with ``trajectories``):
 
 1. the critic's values at the start of the update; the ratio's denominator is
-   the log-probability of each action under the policy that drew it, as the
+   the probability of each action under the policy that acted, pi_old, as the
    actor recorded it (its weights a few updates older than the learner's at
-   most; exploration included), so the ratio corrects for that lag;
+   most), so the ratio corrects for that lag;
 2. generalized advantage estimates (:func:`gae`) over each seat's decisions in
    a hand, whose only reward is the hand's result at its end, shaped by the
    run's ``objective`` as DMC's targets are (``adp``, ``wp``, ``logadp``);
 3. ``ppo_epochs`` passes of ``minibatch_size`` gradient steps on the clipped
    objective, the critic's squared error (``value_coef``) and the entropy
    bonus (``entropy_coef``), advantages normalized per batch.
+
+Exploration is corrected for apart from the ratio ("decoupled" PPO, Hilton et
+al. 2021, "Batch size-invariance for policy optimization"). Bids and
+doublings are explored (``bidding_epsilon``): the actor's move is then drawn
+from b = (1 - eps) pi_old + eps / n, not from pi_old. Each sample's clipped
+term is weighed by pi_old(a) / b(a) (at most 1 / (1 - eps); 1 where eps is 0)
+and its ratio is pi / pi_old, so every explored move moves the policy, by its
+advantage, whichever its sign. Were the ratio pi / b instead, a move explored
+where pi_old is small would start below the clipping range (0.03 / 0.124 =
+0.24 at eps 0.2 with two actions): a bad outcome would give no gradient, a
+good one would, and such a move's probability is held up near where its
+ratio enters the range (0.22 at eps 0.2 with two actions), whatever its
+value. Measured so: the farmers of `configs/ppo_fast.yaml` doubled with a
+probability of 0.24 (median, every hand above 0.05) after an hour, against
+RuleAgent's 1%, and lost 0.3 points a deal by it (docs/training.md,
+"Exploration and the clipped ratio").
 
 A warm start (``warm_start_frames``) is behaviour cloning: decisions that the
 warm-start agent made (``warm_start`` in the samples) are trained on the
@@ -58,6 +74,9 @@ def critic_input(obs: torch.Tensor, hands: np.ndarray) -> torch.Tensor:
     return torch.cat([obs, hidden_bits(hands, obs.device)], dim=1)
 
 
+#: The least log pi_old a ratio is taken against (a move the policy gave a probability that rounds
+#: to 0, drawn by exploration: its weight pi_old / b is then about 0, and its ratio stays finite).
+LOG_PI_FLOOR = -30.0
 #: Where the advantages come from (``advantages``): a pass over the batch, or each minibatch's own.
 ADVANTAGES = ("batch", "minibatch")
 #: The critics (``critic``): ``separate`` (:class:`Critic`, an encoder of its own) or ``shared``
@@ -288,12 +307,14 @@ class PPOLearner(Learner):
     def update(self, batch: Samples) -> dict[str, float]:
         """``ppo_epochs`` passes of minibatch steps over ``batch`` (whole hands); the mean statistics."""
         assert batch.hidden_hands is not None and batch.steps_left is not None, "samples without trajectories"
-        assert batch.warm_start is not None and batch.log_prob is not None
+        assert batch.warm_start is not None and batch.log_prob is not None and batch.log_pi is not None
         cfg, n = self.cfg, len(batch)
         obs = self.observations(batch)
         network = batch.network.astype(np.int64)
         hidden = hidden_bits(batch.hidden_hands, self.device)
-        fixed = {"old": torch.tensor(batch.log_prob, device=self.device),  # copies: a Ray batch is read-only
+        log_pi = np.maximum(batch.log_pi, LOG_PI_FLOOR)  # copies: a Ray batch is read-only
+        fixed = {"old": torch.tensor(log_pi, device=self.device),
+                 "weight": torch.tensor(np.exp(log_pi - batch.log_prob), device=self.device),
                  "warm_start": torch.tensor(batch.warm_start, device=self.device)}
         if cfg.advantages == "batch":  # the critic's values of the whole batch, before its first step
             values = self.values(obs, hidden, network)
@@ -367,11 +388,12 @@ class PPOLearner(Learner):
         parts = self._forward_parts(batch, obs, hidden, network, rows)
         adv, ret = self._targets(batch, rows, parts, fixed)
         at = torch.from_numpy(rows).to(self.device)
-        old, cloned = fixed["old"][at], fixed["warm_start"][at]
+        old, weight, cloned = fixed["old"][at], fixed["weight"][at], fixed["warm_start"][at]
         terms = {}
         for first, (positions, logp, entropy, value) in parts.items():
             mine = torch.from_numpy(positions).to(self.device)
-            terms[first] = self._terms(logp, entropy, value, adv[mine], ret[mine], old[mine], cloned[mine], n)
+            terms[first] = self._terms(logp, entropy, value, adv[mine], ret[mine], old[mine], weight[mine],
+                                       cloned[mine], n)
         total = {key: sum(t[key].item() for t in terms.values())
                  for key in ("loss", "policy", "value", "entropy")}
         if not np.isfinite(total["loss"]):  # the weights are lost; stop before they are saved or played
@@ -425,13 +447,15 @@ class PPOLearner(Learner):
         return torch.from_numpy(advantages).to(self.device), torch.from_numpy(returns).to(self.device)
 
     def _terms(self, logp: torch.Tensor, entropy: torch.Tensor, value: torch.Tensor, adv: torch.Tensor,
-               ret: torch.Tensor, old: torch.Tensor, cloned: torch.Tensor, n: int) -> dict[str, torch.Tensor]:
-        """The loss and its terms over some of a minibatch's ``n`` rows (the arguments at those rows),
-        each a sum over the rows divided by ``n``; the rows' probability ratios and log-probabilities,
-        detached, for the statistics."""
+               ret: torch.Tensor, old: torch.Tensor, weight: torch.Tensor, cloned: torch.Tensor,
+               n: int) -> dict[str, torch.Tensor]:
+        """The loss and its terms over some of a minibatch's ``n`` rows (the arguments at those rows:
+        ``old`` log pi_old, ``weight`` pi_old / b, the module docstring), each a sum over the rows
+        divided by ``n``; the rows' probability ratios and log-probabilities, detached, for the
+        statistics."""
         cfg = self.cfg
         ratio = (logp - old).exp()
-        clipped = -torch.min(ratio * adv, ratio.clamp(1 - cfg.ppo_clip, 1 + cfg.ppo_clip) * adv)
+        clipped = -weight * torch.min(ratio * adv, ratio.clamp(1 - cfg.ppo_clip, 1 + cfg.ppo_clip) * adv)
         policy = torch.where(cloned, -logp, clipped).sum() / n  # the warm-start agent's move: cross-entropy
         value = ((value - ret) ** 2).sum() / n
         entropy = entropy.sum() / n

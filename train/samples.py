@@ -17,7 +17,8 @@ and are ``None`` otherwise::
     legal_count     (N,) int32                 how many legal actions each row has
     steps_left      (N,) int16                 the seat's decisions after this one in the hand (0: its last)
     warm_start      (N,) bool                  the action is the warm-start agent's (cloned, not reinforced)
-    log_prob        (N,) float32               log-probability of the action under the policy that drew it
+    log_prob        (N,) float32               log-probability of the action under what drew it (exploring)
+    log_pi          (N,) float32               log-probability of the action under the acting policy alone
 
 Rows with trajectories are laid out hand by hand, and a batch of them is cut
 only between hands (:meth:`train.buffer.SampleBuffer.take_whole`).
@@ -38,7 +39,7 @@ OBS_BYTES = -(-OBS_SIZE // 8)
 #: The fields every :class:`Samples` has.
 REQUIRED = ("obs", "action", "network", "target")
 #: The fields of trajectories (present together or not at all).
-TRAJECTORY = ("legal", "legal_count", "steps_left", "warm_start", "log_prob")
+TRAJECTORY = ("legal", "legal_count", "steps_left", "warm_start", "log_prob", "log_pi")
 
 
 def pack_obs(obs: np.ndarray) -> np.ndarray:
@@ -65,6 +66,7 @@ class Samples:
     steps_left: np.ndarray | None = None
     warm_start: np.ndarray | None = None
     log_prob: np.ndarray | None = None
+    log_pi: np.ndarray | None = None
 
     def __post_init__(self):
         n = len(self.target)
