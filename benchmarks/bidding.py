@@ -8,7 +8,9 @@ objective of the checkpoint's run, ``logadp`` by default; the bids of a hand
 that was redealt are worth 0, as in training). Prints, per action, how often it
 was chosen, the mean Q and the mean result when chosen, the bias and RMSE of
 Q against the result, and the correlation of Q(chosen) with the result; and
-how often each side doubles, per role.
+how often each side doubles, per role. For a policy (a PPO checkpoint: its
+scores are logits), also the probability it gives ``double`` at its doubling
+decisions, per role: the median, the mean and the share of decisions below 5%.
 
 With ``--farmer-doubling`` it also measures what the agent's doubling as a
 farmer is worth: the same deals played again by the agent with every farmer's
@@ -77,7 +79,8 @@ def play_and_record(agent: DMCAgent, opponent, num_games: int, rules: Rules, see
     """Play the games; every bidding/doubling decision as rows of arrays (see the module docstring)."""
     state = engine.reset(np.random.default_rng(seed), num_games, rules)
     seat_player = (~agent_seats(num_games, 1)).astype(np.int64)  # 0: the agent, 1: the opponent
-    rec = {k: [] for k in ("game", "seat", "network", "action", "q", "best_other", "redeals", "mine")}
+    rec = {k: [] for k in ("game", "seat", "network", "action", "q", "best_other", "redeals", "mine",
+                           "p_double")}
     for turn in drive(state, seat_player, [agent, opponent]):
         games = np.flatnonzero(turn.live)
         mine = seat_player[games, turn.before.to_act[games]] == 0
@@ -85,15 +88,27 @@ def play_and_record(agent: DMCAgent, opponent, num_games: int, rules: Rules, see
             view = seat_view(turn.before, games[mine])
             ids, offsets = engine.legal_actions(view)
             q = agent.action_values(view, ids, offsets)
-            _keep(rec, view, games[mine], turn.actions[games[mine]], ids, offsets, q, True)
+            p = double_probability(q, ids, offsets) if agent.model.score_kind == "logits" else None
+            _keep(rec, view, games[mine], turn.actions[games[mine]], ids, offsets, q, True, p)
         if (~mine).any():
             view = seat_view(turn.before, games[~mine])
-            _keep(rec, view, games[~mine], turn.actions[games[~mine]], None, None, None, False)
+            _keep(rec, view, games[~mine], turn.actions[games[~mine]], None, None, None, False, None)
         state = turn.after
     out = {k: np.asarray(v) for k, v in rec.items()}
     out["landlord"] = state.landlord[out["game"]]
     out["points"] = state.scores[out["game"], out["seat"]]
     out["final_redeals"] = state.redeals[out["game"]]
+    return out
+
+
+def double_probability(scores: np.ndarray, ids: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """Per decision, the softmax probability of ``double`` over its legal actions' ``scores`` (a
+    policy's logits); NaN where ``double`` is not legal."""
+    out = np.full(len(offsets) - 1, np.nan)
+    for i, (lo, hi) in enumerate(zip(offsets[:-1], offsets[1:], strict=True)):
+        if DOUBLE in ids[lo:hi]:
+            z = np.exp(scores[lo:hi] - scores[lo:hi].max())
+            out[i] = float(z[ids[lo:hi] == DOUBLE][0] / z.sum())
     return out
 
 
@@ -154,8 +169,9 @@ def farmer_teams(agent: Agent, opponent_spec: str, num_games: int, rules: Rules,
     return out
 
 
-def _keep(rec, view, games, actions, ids, offsets, q, mine: bool) -> None:
-    """Append the bidding and doubling decisions among ``games`` to ``rec``."""
+def _keep(rec, view, games, actions, ids, offsets, q, mine: bool, p_double) -> None:
+    """Append the bidding and doubling decisions among ``games`` to ``rec`` (``p_double``: a
+    policy's probability of ``double`` at each, or None)."""
     network = network_of(view)
     keep = np.flatnonzero(network <= 1)
     for i in keep:
@@ -167,7 +183,8 @@ def _keep(rec, view, games, actions, ids, offsets, q, mine: bool) -> None:
             best_other = float(others.max()) if len(others) else np.nan
         for key, value in (("game", games[i]), ("seat", view.to_act[i]), ("network", network[i]),
                            ("action", actions[i]), ("q", chosen), ("best_other", best_other),
-                           ("redeals", view.redeals[i]), ("mine", mine)):
+                           ("redeals", view.redeals[i]), ("mine", mine),
+                           ("p_double", np.nan if p_double is None else p_double[i])):
             rec[key].append(value)
 
 
@@ -197,6 +214,13 @@ def summarize(rec: dict, objective: str) -> dict:
             rows = doubling & side & (role == r)
             if rows.any():
                 out["doubling"][f"{who}/{name}"] = float((rec["action"][rows] == 5).mean())
+    p = rec["p_double"]
+    for r, name in enumerate(ROLE_NAMES):
+        rows = doubling & mine & (role == r) & np.isfinite(p)
+        if rows.any():
+            out.setdefault("policy_doubling", {})[name] = {
+                "decisions": int(rows.sum()), "median": float(np.median(p[rows])),
+                "mean": float(p[rows].mean()), "below_5pc": float((p[rows] < 0.05).mean())}
     return out
 
 
@@ -210,6 +234,10 @@ def format_summary(summary: dict) -> str:
     lines.append("correlation of Q(chosen) with the result: " + ", ".join(
         f"{k.removeprefix('corr_')} {v:+.3f}" for k, v in summary.items() if k.startswith("corr_")))
     lines.append("doubling share: " + ", ".join(f"{k} {v:.1%}" for k, v in summary["doubling"].items()))
+    if "policy_doubling" in summary:
+        lines.append("the policy's probability of double: " + ", ".join(
+            f"{k} median {f['median']:.3f} mean {f['mean']:.3f}, {f['below_5pc']:.1%} below 5% "
+            f"({f['decisions']:,} decisions)" for k, f in summary["policy_doubling"].items()))
     return "\n".join(lines)
 
 

@@ -224,7 +224,16 @@ def test_farmer_team_pairs_two_copies_of_the_agent_against_the_reference_landlor
 # -- Ctrl-C while the local pool of game workers starts ------------------------------------------
 
 
-def test_ctrl_c_deferred_delivers_once_the_block_ends():
+@pytest.fixture
+def python_ctrl_c():
+    """SIGINT raising KeyboardInterrupt, as in a foreground Python process (a background job may
+    start with SIGINT ignored, and Python then leaves it so)."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
+def test_ctrl_c_deferred_delivers_once_the_block_ends(python_ctrl_c):
     from doudizhu_arena.arena import _ctrl_c_deferred
 
     steps = []
@@ -244,7 +253,7 @@ def test_ctrl_c_deferred_delivers_once_the_block_ends():
         signal.signal(signal.SIGINT, previous)
 
 
-def test_a_ctrl_c_while_the_pool_starts_leaves_no_worker(monkeypatch):
+def test_a_ctrl_c_while_the_pool_starts_leaves_no_worker(monkeypatch, python_ctrl_c):
     """multiprocessing's Pool interrupted after forking its workers, before it can be stopped: the
     KeyboardInterrupt still comes, and no worker or worker-replacing thread is left running."""
     import multiprocessing as mp

@@ -10,7 +10,7 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("yaml")
 
-from helpers import STANDARD, TINY, get_dotted, small_model  # noqa: E402
+from helpers import STANDARD, TINY, get_dotted, small_config, small_model  # noqa: E402
 
 from agents.checkpoint import save_checkpoint  # noqa: E402
 from agents.dmc import DMCAgent  # noqa: E402
@@ -88,6 +88,28 @@ def test_bidding_analysis_records_every_bid_and_double(tmp_path):
     target = np.where(rec["redeals"][bid0] < rec["final_redeals"][bid0], 0.0, target)
     assert summary["actions"]["bid0"]["mean_result"] == pytest.approx(float(target.mean()))
     assert all(0.0 <= v <= 1.0 for v in summary["doubling"].values())
+
+
+def test_the_bidding_analysis_gives_a_policys_probability_of_double():
+    """For a policy (a model whose scores are logits), each of its doubling decisions' softmax
+    probability of ``double``; none for a DMC agent (Q-values)."""
+    from agents.dmc import ScoreModel
+    from agents.policy import PolicyAgent
+    from benchmarks.bidding import double_probability, play_and_record, summarize
+
+    scores, ids = np.array([0.3, -1.2, 2.0, 0.5]), np.array([DOUBLE, 6, 7, DOUBLE + 1])
+    p = double_probability(scores, ids, np.array([0, 2, 3, 4]))
+    assert p[0] == pytest.approx(np.exp(0.3) / (np.exp(0.3) + np.exp(-1.2))) and np.isnan(p[1:]).all()
+    torch.manual_seed(3)
+    policy = ScoreModel(STANDARD, small_config(), score_kind="logits")  # a PPO checkpoint's model
+    rec = play_and_record(PolicyAgent(policy), RuleAgent(), 60, STANDARD, seed=5)
+    doubling = rec["mine"] & (rec["network"] == 1)
+    assert doubling.any() and ((rec["p_double"][doubling] > 0) & (rec["p_double"][doubling] < 1)).all()
+    assert np.isnan(rec["p_double"][~doubling]).all()
+    figures = summarize(rec, "logadp")["policy_doubling"]
+    assert sum(f["decisions"] for f in figures.values()) == doubling.sum()
+    dmc = play_and_record(DMCAgent(small_model(seed=3)), RuleAgent(), 60, STANDARD, seed=5)
+    assert "policy_doubling" not in summarize(dmc, "logadp")
 
 
 class AlwaysDouble(RuleAgent):

@@ -26,8 +26,9 @@ actors (:class:`train.buffer.EpisodeRecorder` with ``trajectories``):
 
 Exploration is corrected for apart from the ratio ("decoupled" PPO, Hilton et
 al. 2021, "Batch size-invariance for policy optimization"). Bids and
-doublings are explored (``bidding_epsilon``): the actor's move is then drawn
-from b = (1 - eps) pi_old + eps / n, not from pi_old. Each sample's clipped
+doublings are explored (``bidding_epsilon``, ``doubling_epsilon``): the
+actor's move is then drawn from b = (1 - eps) pi_old + eps / n, not from
+pi_old. Each sample's clipped
 term is weighed by pi_old(a) / b(a) (at most 1 / (1 - eps); 1 where eps is 0)
 and its ratio is pi / pi_old, so every explored move moves the policy, by its
 advantage, whichever its sign. Were the ratio pi / b instead, a move explored
@@ -35,9 +36,9 @@ where pi_old is small would start below the clipping range (0.03 / 0.124 =
 0.24 at eps 0.2 with two actions): a bad outcome would give no gradient, a
 good one would, and such a move's probability is held up near where its
 ratio enters the range (0.22 at eps 0.2 with two actions), whatever its
-value. Measured so: the farmers of `configs/ppo_fast.yaml` doubled with a
-probability of 0.24 (median, every hand above 0.05) after an hour, against
-RuleAgent's 1%, and lost 0.3 points a deal by it (docs/training.md,
+value. Measured so: after an hour of `configs/ppo_fast.yaml` the farmers'
+probability of doubling had a median of 0.28 and no hand below 0.05; never
+doubling would have gained 0.44 points a farmer hand (docs/training.md,
 "Exploration and the clipped ratio").
 
 A warm start (``warm_start_frames``) is behaviour cloning: decisions that the
@@ -74,9 +75,6 @@ def critic_input(obs: torch.Tensor, hands: np.ndarray) -> torch.Tensor:
     return torch.cat([obs, hidden_bits(hands, obs.device)], dim=1)
 
 
-#: The least log pi_old a ratio is taken against (a move the policy gave a probability that rounds
-#: to 0, drawn by exploration: its weight pi_old / b is then about 0, and its ratio stays finite).
-LOG_PI_FLOOR = -30.0
 #: Where the advantages come from (``advantages``): a pass over the batch, or each minibatch's own.
 ADVANTAGES = ("batch", "minibatch")
 #: The critics (``critic``): ``separate`` (:class:`Critic`, an encoder of its own) or ``shared``
@@ -312,9 +310,8 @@ class PPOLearner(Learner):
         obs = self.observations(batch)
         network = batch.network.astype(np.int64)
         hidden = hidden_bits(batch.hidden_hands, self.device)
-        log_pi = np.maximum(batch.log_pi, LOG_PI_FLOOR)  # copies: a Ray batch is read-only
-        fixed = {"old": torch.tensor(log_pi, device=self.device),
-                 "weight": torch.tensor(np.exp(log_pi - batch.log_prob), device=self.device),
+        fixed = {"old": torch.tensor(batch.log_pi, device=self.device),  # copies: a Ray batch is read-only
+                 "weight": torch.tensor(np.exp(batch.log_pi - batch.log_prob), device=self.device),
                  "warm_start": torch.tensor(batch.warm_start, device=self.device)}
         if cfg.advantages == "batch":  # the critic's values of the whole batch, before its first step
             values = self.values(obs, hidden, network)
