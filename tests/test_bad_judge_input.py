@@ -252,13 +252,19 @@ def _wait_for_workers(pid: int, seconds: float = 90.0, poll: float = 0.2) -> Non
         time.sleep(poll)
 
 
+def _sigint_as_in_a_terminal() -> None:
+    """In the child before it runs: SIGINT's default action, as a command started from a terminal has
+    it (were the tests started as a background job, SIGINT would be ignored, and so in the command)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _long_tournament(tmp_path) -> subprocess.Popen:
     """The tournament command on two local game workers, long enough to be interrupted."""
     argv = ["--agents", "random", "rule", "--deals", "20000", "--chunk-size", "100", "--cache",
             str(tmp_path / "c"), "--no-progress", "--workers", "2"]
     return subprocess.Popen([sys.executable, "-m", "doudizhu_arena.tournament", *argv], cwd=ROOT,
                             env={**os.environ, "PYTHONWARNINGS": "ignore"}, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True, preexec_fn=_sigint_as_in_a_terminal)
 
 
 @pytest.mark.integration  # real processes and a real signal: make test-slow
