@@ -39,9 +39,11 @@ from __future__ import annotations
 import argparse
 
 import numpy as np
+import torch
 
 from agents.base import Agent
 from agents.dmc import DMCAgent, network_of
+from agents.policy import segment_log_softmax
 from agents.registry import make_agent
 from doudizhu_arena.arena import mean_ci
 from doudizhu_arena.options import check_count, check_outputs_and_agents, command_errors
@@ -104,11 +106,11 @@ def play_and_record(agent: DMCAgent, opponent, num_games: int, rules: Rules, see
 def double_probability(scores: np.ndarray, ids: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     """Per decision, the softmax probability of ``double`` over its legal actions' ``scores`` (a
     policy's logits); NaN where ``double`` is not legal."""
-    out = np.full(len(offsets) - 1, np.nan)
-    for i, (lo, hi) in enumerate(zip(offsets[:-1], offsets[1:], strict=True)):
-        if DOUBLE in ids[lo:hi]:
-            z = np.exp(scores[lo:hi] - scores[lo:hi].max())
-            out[i] = float(z[ids[lo:hi] == DOUBLE][0] / z.sum())
+    n = len(offsets) - 1
+    seg = np.repeat(np.arange(n), np.diff(offsets))
+    probs = segment_log_softmax(torch.from_numpy(np.asarray(scores)), torch.from_numpy(seg), n).exp().numpy()
+    out = np.full(n, np.nan)
+    out[seg[ids == DOUBLE]] = probs[ids == DOUBLE]
     return out
 
 
